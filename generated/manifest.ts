@@ -206,6 +206,18 @@ signed_prefix?: string
  */
 encoding?: ("hex" | "base64")
 /**
+ * hmac: a template over headers, body (the parsed JSON) and raw (the raw body as text) rendering the text that is signed, instead of the raw body: a vendor signing a timestamp header and the body ("{{headers.close-sig-timestamp}}{{raw}}"), a `t.` before it ("{{join (array (get (pairs headers.calendly-webhook-signature ',' '=') 't') raw) '.'}}": a helper's object result is read typed in one expression only), or body fields alone ("{{body.token}}{{body.triggeredAt}}"). Not with signed_prefix or signed.
+ */
+payload?: string
+/**
+ * hmac: a template over headers and body rendering the signature as sent, instead of `header` after `prefix`: one part of a header of several ("{{get (pairs headers.calendly-webhook-signature ',' '=') 'v1'}}"), or a body field ("{{body.signature}}").
+ */
+value?: string
+/**
+ * hmac: how the secret is read into the HMAC key: its text (default), or hex-decoded bytes (a vendor handing out the key in hex).
+ */
+key_encoding?: ("utf8" | "hex")
+/**
  * hmac: what is signed: the raw body (default), or the raw body followed by the URL the delivery was posted to (the callback URL the subscription named: the service's ingress URL, from SWITCHBOARD_PUBLIC_URL).
  */
 signed?: ("body" | "body_and_ingress_url")
@@ -298,9 +310,13 @@ match: string
  */
 entity: string
 /**
- * The record id (scope: body, headers).
+ * The record id (scope: body, headers). Required unless `sync`.
  */
-id: string
+id?: string
+/**
+ * The delivery names no record, only that something changed (Dropbox's list_folder notice names the accounts): a sync of each attributed connector is requested instead (default false). Not with id, record, get_params or delete.
+ */
+sync?: boolean
 /**
  * The record in the payload; absent: the record is fetched through the entity's get action (hydrate) with `get_params`.
  */
@@ -328,9 +344,13 @@ match: string
  */
 entity: string
 /**
- * The record id (scope: body, headers).
+ * The record id (scope: body, headers). Required unless `sync`.
  */
-id: string
+id?: string
+/**
+ * The delivery names no record, only that something changed (Dropbox's list_folder notice names the accounts): a sync of each attributed connector is requested instead (default false). Not with id, record, get_params or delete.
+ */
+sync?: boolean
 /**
  * The record in the payload; absent: the record is fetched through the entity's get action (hydrate) with `get_params`.
  */
@@ -568,6 +588,10 @@ method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
  * Path template; every expression is URL-encoded as one segment.
  */
 path: string
+/**
+ * Another base URL of the vendor this request goes to instead of the connector's (an https URL without variables; the credentials are sent there too): a sibling API of the vendor on a host of its own (its file store's list beside its documents API). A base URL given explicitly (a sandbox, a simulator, SWITCHBOARD_<TYPE>_BASE_URL) replaces it as it replaces the connector's.
+ */
+base_url?: string
 query?: {
 /**
  * A Handlebars template (see README: Templates).
@@ -833,6 +857,10 @@ method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
  * Path template; every expression is URL-encoded as one segment.
  */
 path: string
+/**
+ * Another base URL of the vendor this request goes to instead of the connector's (an https URL without variables; the credentials are sent there too): a sibling API of the vendor on a host of its own (its file store's list beside its documents API). A base URL given explicitly (a sandbox, a simulator, SWITCHBOARD_<TYPE>_BASE_URL) replaces it as it replaces the connector's.
+ */
+base_url?: string
 query?: {
 /**
  * A Handlebars template (see README: Templates).
@@ -1077,6 +1105,10 @@ method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
  * Path template; every expression is URL-encoded as one segment.
  */
 path: string
+/**
+ * Another base URL of the vendor this request goes to instead of the connector's (an https URL without variables; the credentials are sent there too): a sibling API of the vendor on a host of its own (its file store's list beside its documents API). A base URL given explicitly (a sandbox, a simulator, SWITCHBOARD_<TYPE>_BASE_URL) replaces it as it replaces the connector's.
+ */
+base_url?: string
 query?: {
 /**
  * A Handlebars template (see README: Templates).
@@ -1182,6 +1214,10 @@ method: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")
  * Path template; every expression is URL-encoded as one segment.
  */
 path: string
+/**
+ * Another base URL of the vendor this request goes to instead of the connector's (an https URL without variables; the credentials are sent there too): a sibling API of the vendor on a host of its own (its file store's list beside its documents API). A base URL given explicitly (a sandbox, a simulator, SWITCHBOARD_<TYPE>_BASE_URL) replaces it as it replaces the connector's.
+ */
+base_url?: string
 query?: {
 /**
  * A Handlebars template (see README: Templates).

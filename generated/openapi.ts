@@ -4531,6 +4531,118 @@ export interface components {
             shared?: boolean;
             template_id: string;
         };
+        /**
+         * DropboxExecuteRequest
+         * @description Execute on a Dropbox connector (type dropbox)
+         */
+        DropboxExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "files";
+            params?: components["schemas"]["DropboxFilesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["DropboxFilesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["DropboxFilesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["DropboxFilesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "files";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "shared_links";
+            params?: components["schemas"]["DropboxSharedLinksListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "shared_links";
+            params: components["schemas"]["DropboxSharedLinksCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "shared_links";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** DropboxFilesCreateParams */
+        DropboxFilesCreateParams: {
+            /** @description On a conflict, a name like "2026 (1)" instead of an error */
+            autorename?: boolean;
+            /** @description The new folder, e.g. "/Reports/2026" */
+            path: string;
+        };
+        /** DropboxFilesGetParams */
+        DropboxFilesGetParams: {
+            include_has_explicit_shared_members?: boolean;
+            /** @description An id ("id:…") or a path ("/Reports/Q4.pdf") */
+            path: string;
+        };
+        /** DropboxFilesListParams */
+        DropboxFilesListParams: {
+            /** @description meta.cursor of an earlier page: its next page, or what changed since */
+            cursor?: string;
+            include_mounted_folders?: boolean;
+            include_non_downloadable_files?: boolean;
+            /** @description Approximate page size */
+            limit?: number;
+            /** @description The folder: "" for the root, "/Reports", or an id "id:…" (default "") */
+            path?: string;
+            /** @description Every entry under the folder, not only its direct ones */
+            recursive?: boolean;
+        };
+        /** DropboxFilesUpdateParams */
+        DropboxFilesUpdateParams: {
+            allow_ownership_transfer?: boolean;
+            autorename?: boolean;
+            /** @description The file or folder: an id ("id:…") or a path */
+            from_path: string;
+            /** @description Where to: "/Archive/Q4.pdf" */
+            to_path: string;
+        };
+        /** DropboxSharedLinksCreateParams */
+        DropboxSharedLinksCreateParams: {
+            /** @enum {string} */
+            access?: "viewer" | "editor" | "max" | "default";
+            allow_download?: boolean;
+            /** @enum {string} */
+            audience?: "public" | "team" | "no_one" | "password" | "members";
+            /** Format: date-time */
+            expires?: string;
+            link_password?: string;
+            /** @description An id ("id:…") or a path */
+            path: string;
+            /** @enum {string} */
+            requested_visibility?: "public" | "team_only" | "password";
+            require_password?: boolean;
+        };
+        /** DropboxSharedLinksListParams */
+        DropboxSharedLinksListParams: {
+            /** @description meta.cursor of the previous page (only when no path is given) */
+            cursor?: string;
+            direct_only?: boolean;
+            /** @description Only the links to this file or folder (and, unless direct_only, its parents) */
+            path?: string;
+        };
         /** ExecuteRequest */
         ExecuteRequest: {
             /** @description list, get, create, update or search (also named context_store_search) */
@@ -6689,6 +6801,114 @@ export interface components {
             action: "search";
             /** @constant */
             entity: "events";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** GoogleDocsDocumentsCreateParams */
+        GoogleDocsDocumentsCreateParams: {
+            title: string;
+        };
+        /** GoogleDocsDocumentsGetParams */
+        GoogleDocsDocumentsGetParams: {
+            document_id: string;
+            /** @description Every tab's content in tabs (body and the other content fields then stay empty) */
+            include_tabs_content?: boolean;
+            /** @enum {string} */
+            suggestions_view_mode?: "DEFAULT_FOR_CURRENT_ACCESS" | "SUGGESTIONS_INLINE" | "PREVIEW_SUGGESTIONS_ACCEPTED" | "PREVIEW_WITHOUT_SUGGESTIONS";
+        };
+        /** GoogleDocsDocumentsListParams */
+        GoogleDocsDocumentsListParams: {
+            /** @enum {string} */
+            corpora?: "user" | "drive" | "domain" | "allDrives";
+            /** @description With corpora drive: the shared drive to search */
+            drive_id?: string;
+            /**
+             * Format: date-time
+             * @description Only documents changed after this time (Drive's modifiedTime)
+             */
+            modified_after?: string;
+            /** @description Default modifiedTime desc; e.g. name, createdTime desc */
+            order_by?: string;
+            /** @description Page size; default 100 */
+            page_size?: number;
+            page_token?: string;
+            /** @description More of Drive's query, joined with and: name contains 'plan' and '<folder id>' in parents */
+            q?: string;
+        };
+        /** GoogleDocsDocumentsUpdateParams */
+        GoogleDocsDocumentsUpdateParams: {
+            document_id: string;
+            /**
+             * @example [
+             *       {
+             *         "replaceAllText": {
+             *           "containsText": {
+             *             "text": "{{customer}}",
+             *             "matchCase": true
+             *           },
+             *           "replaceText": "Northwind Labs"
+             *         }
+             *       },
+             *       {
+             *         "insertText": {
+             *           "text": "Prepared for Northwind Labs\n",
+             *           "location": {
+             *             "index": 1
+             *           }
+             *         }
+             *       },
+             *       {
+             *         "updateTextStyle": {
+             *           "range": {
+             *             "startIndex": 1,
+             *             "endIndex": 13
+             *           },
+             *           "textStyle": {
+             *             "bold": true
+             *           },
+             *           "fields": "bold"
+             *         }
+             *       }
+             *     ]
+             */
+            requests: Record<string, never>[];
+            /** @description Refuse (400) unless the document is still at this revision (a get's revisionId) */
+            required_revision_id?: string;
+            /** @description Apply the requests as if at this revision, merged with the collaborators' changes since */
+            target_revision_id?: string;
+        };
+        /**
+         * GoogleDocsExecuteRequest
+         * @description Execute on a Google Docs connector (type google_docs)
+         */
+        GoogleDocsExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "documents";
+            params?: components["schemas"]["GoogleDocsDocumentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "documents";
+            params: components["schemas"]["GoogleDocsDocumentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "documents";
+            params: components["schemas"]["GoogleDocsDocumentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "documents";
+            params: components["schemas"]["GoogleDocsDocumentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "documents";
             params?: components["schemas"]["SearchParams"];
         };
         /** GoogleDriveCommentsCreateParams */
@@ -9068,6 +9288,277 @@ export interface components {
             timezone?: string;
             title?: string;
         };
+        /** MicrosoftTeamsChannelMessageRepliesCreateParams */
+        MicrosoftTeamsChannelMessageRepliesCreateParams: {
+            attachments?: Record<string, never>[];
+            /** @description {contentType: text | html, content}; a mention's <at id="0">Name</at> in html content */
+            body: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            channel_id: string;
+            /** @description The thread's first message */
+            channel_message_id: string;
+            /** @enum {string} */
+            importance?: "normal" | "high" | "urgent";
+            mentions?: Record<string, never>[];
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelMessageRepliesGetParams */
+        MicrosoftTeamsChannelMessageRepliesGetParams: {
+            channel_id: string;
+            channel_message_id: string;
+            reply_id: string;
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelMessageRepliesListParams */
+        MicrosoftTeamsChannelMessageRepliesListParams: {
+            channel_id: string;
+            /** @description The thread's first message */
+            channel_message_id: string;
+            team_id: string;
+            top?: number;
+        };
+        /** MicrosoftTeamsChannelMessagesCreateParams */
+        MicrosoftTeamsChannelMessagesCreateParams: {
+            /** @description [{id, contentType, contentUrl, content, name}] */
+            attachments?: Record<string, never>[];
+            /** @description {contentType: text | html, content}; a mention's <at id="0">Name</at> in html content */
+            body: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            channel_id: string;
+            /** @enum {string} */
+            importance?: "normal" | "high" | "urgent";
+            /** @description [{id, mentionText, mentioned: {user: {id, displayName, userIdentityType}}}] */
+            mentions?: Record<string, never>[];
+            /** @description The thread's subject */
+            subject?: string | null;
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelMessagesGetParams */
+        MicrosoftTeamsChannelMessagesGetParams: {
+            channel_id: string;
+            channel_message_id: string;
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelMessagesListParams */
+        MicrosoftTeamsChannelMessagesListParams: {
+            channel_id: string;
+            /** @description [replies]: each message with its replies (up to 1000) */
+            expand?: "replies"[];
+            team_id: string;
+            /** @description Page size ($top): at most 50, 20 by default */
+            top?: number;
+        };
+        /** MicrosoftTeamsChannelsCreateParams */
+        MicrosoftTeamsChannelsCreateParams: {
+            description?: string;
+            display_name: string;
+            is_favorite_by_default?: boolean;
+            /** @enum {string} */
+            membership_type?: "standard" | "private" | "shared";
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelsGetParams */
+        MicrosoftTeamsChannelsGetParams: {
+            channel_id: string;
+            select?: ("id" | "createdDateTime" | "description" | "displayName" | "email" | "isFavoriteByDefault" | "membershipType" | "tenantId" | "webUrl")[];
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelsListParams */
+        MicrosoftTeamsChannelsListParams: {
+            /** @description OData $filter, e.g. membershipType eq 'private' */
+            filter?: string;
+            select?: ("id" | "createdDateTime" | "description" | "displayName" | "email" | "isFavoriteByDefault" | "membershipType" | "tenantId" | "webUrl")[];
+            team_id: string;
+        };
+        /** MicrosoftTeamsChatMessagesCreateParams */
+        MicrosoftTeamsChatMessagesCreateParams: {
+            attachments?: Record<string, never>[];
+            /** @description {contentType: text | html, content} */
+            body: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            chat_id: string;
+            /** @enum {string} */
+            importance?: "normal" | "high" | "urgent";
+            mentions?: Record<string, never>[];
+        };
+        /** MicrosoftTeamsChatMessagesGetParams */
+        MicrosoftTeamsChatMessagesGetParams: {
+            chat_id: string;
+            chat_message_id: string;
+        };
+        /** MicrosoftTeamsChatMessagesListParams */
+        MicrosoftTeamsChatMessagesListParams: {
+            chat_id: string;
+            /**
+             * Format: date-time
+             * @description Only messages changed after this time: $filter=lastModifiedDateTime gt <time>, ordered by lastModifiedDateTime desc
+             */
+            modified_since?: string;
+            /** @enum {string} */
+            orderby?: "lastModifiedDateTime desc" | "createdDateTime desc";
+            /** @description Page size ($top): at most 50 */
+            top?: number;
+        };
+        /** MicrosoftTeamsChatsGetParams */
+        MicrosoftTeamsChatsGetParams: {
+            chat_id: string;
+            expand?: ("members" | "lastMessagePreview")[];
+        };
+        /** MicrosoftTeamsChatsListParams */
+        MicrosoftTeamsChatsListParams: {
+            expand?: ("members" | "lastMessagePreview")[];
+            /** @description OData $filter, e.g. chatType eq 'group' */
+            filter?: string;
+            /** @description Page size ($top): at most 50 */
+            top?: number;
+        };
+        /**
+         * MicrosoftTeamsExecuteRequest
+         * @description Execute on a Microsoft Teams connector (type microsoft_teams)
+         */
+        MicrosoftTeamsExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "teams";
+            params?: components["schemas"]["MicrosoftTeamsTeamsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "teams";
+            params: components["schemas"]["MicrosoftTeamsTeamsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "teams";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "channels";
+            params: components["schemas"]["MicrosoftTeamsChannelsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "channels";
+            params: components["schemas"]["MicrosoftTeamsChannelsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "channels";
+            params: components["schemas"]["MicrosoftTeamsChannelsCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "channels";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "channel_messages";
+            params: components["schemas"]["MicrosoftTeamsChannelMessagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "channel_messages";
+            params: components["schemas"]["MicrosoftTeamsChannelMessagesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "channel_messages";
+            params: components["schemas"]["MicrosoftTeamsChannelMessagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "channel_messages";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "channel_message_replies";
+            params: components["schemas"]["MicrosoftTeamsChannelMessageRepliesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "channel_message_replies";
+            params: components["schemas"]["MicrosoftTeamsChannelMessageRepliesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "channel_message_replies";
+            params: components["schemas"]["MicrosoftTeamsChannelMessageRepliesCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "chats";
+            params?: components["schemas"]["MicrosoftTeamsChatsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "chats";
+            params: components["schemas"]["MicrosoftTeamsChatsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "chats";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "chat_messages";
+            params: components["schemas"]["MicrosoftTeamsChatMessagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "chat_messages";
+            params: components["schemas"]["MicrosoftTeamsChatMessagesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "chat_messages";
+            params: components["schemas"]["MicrosoftTeamsChatMessagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "chat_messages";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** MicrosoftTeamsTeamsGetParams */
+        MicrosoftTeamsTeamsGetParams: {
+            select?: ("id" | "classification" | "createdDateTime" | "description" | "displayName" | "funSettings" | "guestSettings" | "internalId" | "isArchived" | "memberSettings" | "messagingSettings" | "specialization" | "summary" | "tenantId" | "visibility" | "webUrl")[];
+            team_id: string;
+        };
+        /** MicrosoftTeamsTeamsListParams */
+        MicrosoftTeamsTeamsListParams: Record<string, never>;
         /** MondayActivityLogsListParams */
         MondayActivityLogsListParams: {
             /** @description The board */
@@ -13458,6 +13949,277 @@ export interface components {
              */
             status: "idle" | "running" | "failed" | "interrupted";
         };
+        /** TodoistCommentsCreateParams */
+        TodoistCommentsCreateParams: {
+            attachment?: {
+                file_name?: string;
+                file_type?: string;
+                file_url?: string;
+                resource_type?: string;
+            } | null;
+            content: string;
+            project_id?: string;
+            task_id?: string;
+            uids_to_notify?: string[];
+        };
+        /** TodoistCommentsGetParams */
+        TodoistCommentsGetParams: {
+            id: string;
+        };
+        /** TodoistCommentsListParams */
+        TodoistCommentsListParams: {
+            cursor?: string;
+            /** @description Page size; default 50 */
+            limit?: number;
+            project_id?: string;
+            /** @description A task's comments (or project_id: a project's) */
+            task_id?: string;
+        };
+        /** TodoistCommentsUpdateParams */
+        TodoistCommentsUpdateParams: {
+            content: string;
+            id: string;
+        };
+        /**
+         * TodoistExecuteRequest
+         * @description Execute on a Todoist connector (type todoist)
+         */
+        TodoistExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["TodoistProjectsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["TodoistProjectsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["TodoistProjectsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["TodoistProjectsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "sections";
+            params?: components["schemas"]["TodoistSectionsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "sections";
+            params: components["schemas"]["TodoistSectionsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "sections";
+            params: components["schemas"]["TodoistSectionsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "sections";
+            params: components["schemas"]["TodoistSectionsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "sections";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["TodoistTasksListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["TodoistTasksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["TodoistTasksCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["TodoistTasksUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "comments";
+            params?: components["schemas"]["TodoistCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["TodoistCommentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["TodoistCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["TodoistCommentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "comments";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** TodoistProjectsCreateParams */
+        TodoistProjectsCreateParams: {
+            /** @enum {string} */
+            color?: "berry_red" | "red" | "orange" | "yellow" | "olive_green" | "lime_green" | "green" | "mint_green" | "teal" | "sky_blue" | "light_blue" | "blue" | "grape" | "violet" | "lavender" | "magenta" | "salmon" | "charcoal" | "grey" | "taupe";
+            description?: string;
+            is_favorite?: boolean;
+            name: string;
+            parent_id?: string;
+            /** @enum {string} */
+            view_style?: "list" | "board" | "calendar" | "table";
+            workspace_id?: string;
+        };
+        /** TodoistProjectsGetParams */
+        TodoistProjectsGetParams: {
+            id: string;
+        };
+        /** TodoistProjectsListParams */
+        TodoistProjectsListParams: {
+            cursor?: string;
+            folder_id?: string;
+            /** @description Page size; default 50 */
+            limit?: number;
+            workspace_id?: string;
+        };
+        /** TodoistProjectsUpdateParams */
+        TodoistProjectsUpdateParams: {
+            /** @enum {string} */
+            color?: "berry_red" | "red" | "orange" | "yellow" | "olive_green" | "lime_green" | "green" | "mint_green" | "teal" | "sky_blue" | "light_blue" | "blue" | "grape" | "violet" | "lavender" | "magenta" | "salmon" | "charcoal" | "grey" | "taupe";
+            description?: string;
+            folder_id?: string | null;
+            id: string;
+            is_favorite?: boolean;
+            name?: string;
+            /** @enum {string} */
+            view_style?: "list" | "board" | "calendar" | "table";
+        };
+        /** TodoistSectionsCreateParams */
+        TodoistSectionsCreateParams: {
+            description?: string;
+            name: string;
+            order?: number | null;
+            project_id: string;
+        };
+        /** TodoistSectionsGetParams */
+        TodoistSectionsGetParams: {
+            id: string;
+        };
+        /** TodoistSectionsListParams */
+        TodoistSectionsListParams: {
+            cursor?: string;
+            /** @description Page size; default 50 */
+            limit?: number;
+            project_id?: string;
+        };
+        /** TodoistSectionsUpdateParams */
+        TodoistSectionsUpdateParams: {
+            description?: string | null;
+            id: string;
+            name?: string;
+        };
+        /** TodoistTasksCreateParams */
+        TodoistTasksCreateParams: {
+            assignee_id?: string;
+            content: string;
+            deadline_date?: string;
+            deadline_lang?: string;
+            description?: string;
+            due_date?: string;
+            due_datetime?: string;
+            due_lang?: string;
+            due_string?: string;
+            duration?: number;
+            /** @enum {string} */
+            duration_unit?: "minute" | "day";
+            labels?: string[];
+            order?: number;
+            parent_id?: string;
+            priority?: number;
+            project_id?: string;
+            section_id?: string;
+        };
+        /** TodoistTasksGetParams */
+        TodoistTasksGetParams: {
+            id: string;
+        };
+        /** TodoistTasksListParams */
+        TodoistTasksListParams: {
+            cursor?: string;
+            ids?: string;
+            label?: string;
+            /** @description Page size; default 50 */
+            limit?: number;
+            parent_id?: string;
+            project_id?: string;
+            section_id?: string;
+        };
+        /** TodoistTasksUpdateParams */
+        TodoistTasksUpdateParams: {
+            assignee_id?: string | null;
+            content?: string;
+            deadline_date?: string | null;
+            deadline_lang?: string | null;
+            description?: string;
+            due_date?: string;
+            due_datetime?: string;
+            due_lang?: string | null;
+            due_string?: string | number | boolean | Record<string, never> | unknown[];
+            duration?: number;
+            /** @enum {string} */
+            duration_unit?: "minute" | "day";
+            id: string;
+            labels?: string[];
+            order?: number;
+            priority?: number;
+        };
         TokenList: {
             data: {
                 /** Format: date-time */
@@ -13894,6 +14656,250 @@ export interface components {
             description?: string;
             id_model?: string;
             id_webhook: string;
+        };
+        /**
+         * TypeformExecuteRequest
+         * @description Execute on a Typeform connector (type typeform)
+         */
+        TypeformExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "forms";
+            params?: components["schemas"]["TypeformFormsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "forms";
+            params: components["schemas"]["TypeformFormsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "forms";
+            params: components["schemas"]["TypeformFormsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "forms";
+            params: components["schemas"]["TypeformFormsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "forms";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "responses";
+            params: components["schemas"]["TypeformResponsesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "responses";
+            params: components["schemas"]["TypeformResponsesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "responses";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["TypeformWorkspacesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "workspaces";
+            params: components["schemas"]["TypeformWorkspacesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "workspaces";
+            params: components["schemas"]["TypeformWorkspacesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "workspaces";
+            params: components["schemas"]["TypeformWorkspacesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["TypeformWebhooksListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["TypeformWebhooksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["TypeformWebhooksCreateParams"];
+        };
+        /** TypeformFormsCreateParams */
+        TypeformFormsCreateParams: {
+            /** @description [{title, type: short_text | multiple_choice | ..., ref, properties, validations}] */
+            fields?: Record<string, never>[];
+            hidden?: string[];
+            /** @description {language, is_public, progress_bar, meta, ...} */
+            settings?: Record<string, never>;
+            thankyou_screens?: Record<string, never>[];
+            title: string;
+            /** @enum {string} */
+            type?: "quiz" | "classification" | "score" | "branching" | "classification_branching" | "score_branching";
+            welcome_screens?: Record<string, never>[];
+            /** @description The workspace URL (https://api.typeform.com/workspaces/<id>) */
+            workspace_href?: string;
+        };
+        /** TypeformFormsGetParams */
+        TypeformFormsGetParams: {
+            form_id: string;
+        };
+        /** TypeformFormsListParams */
+        TypeformFormsListParams: {
+            /** @enum {string} */
+            order_by?: "asc" | "desc";
+            page?: number;
+            /** @description 10 by default */
+            page_size?: number;
+            /** @description Only forms whose title contains this text */
+            search?: string;
+            /** @enum {string} */
+            sort_by?: "created_at" | "last_updated_at";
+            workspace_id?: string;
+        };
+        /** TypeformFormsUpdateParams */
+        TypeformFormsUpdateParams: {
+            form_id: string;
+            /**
+             * @description [{op: replace, path: /title, value: 'New title'}]
+             * @example [
+             *       {
+             *         "op": "replace",
+             *         "path": "/title",
+             *         "value": "Renamed"
+             *       }
+             *     ]
+             */
+            operations: {
+                /** @enum {string} */
+                op: "add" | "remove" | "replace";
+                path: string;
+                value?: unknown;
+            }[];
+        };
+        /** TypeformResponsesGetParams */
+        TypeformResponsesGetParams: {
+            form_id: string;
+            response_id: string;
+        };
+        /** TypeformResponsesListParams */
+        TypeformResponsesListParams: {
+            /** @description The token of the response to list after (oldest first); not with sort */
+            after?: string;
+            /** @description The token of the response to list before: the previous page's last */
+            before?: string;
+            /** @description true: submitted responses only; false: partial ones only */
+            completed?: boolean;
+            excluded_response_ids?: string[];
+            /** @description Only these fields' answers (field ids) */
+            fields?: string[];
+            form_id: string;
+            /** @description Only these responses */
+            included_response_ids?: string[];
+            /** @description 25 by default */
+            page_size?: number;
+            /** @description Only responses with an answer or hidden field containing this text */
+            query?: string;
+            response_type?: ("started" | "partial" | "completed")[];
+            /** @description Submitted at or after this time: ISO 8601 to the second (2026-11-20T10:00:00Z) or Unix seconds */
+            since?: string;
+            /** @enum {string} */
+            sort?: "submitted_at,desc" | "submitted_at,asc" | "landed_at,desc" | "landed_at,asc";
+            /** @description Submitted at or before this time */
+            until?: string;
+        };
+        /** TypeformWebhooksCreateParams */
+        TypeformWebhooksCreateParams: {
+            /** @default true */
+            enabled: boolean;
+            /** @description Which events: {form_response: true} by default */
+            event_types?: {
+                form_response?: boolean;
+                form_response_partial?: boolean;
+            };
+            form_id: string;
+            secret?: string;
+            tag: string;
+            /** Format: uri */
+            url: string;
+            verify_ssl?: boolean;
+        };
+        /** TypeformWebhooksGetParams */
+        TypeformWebhooksGetParams: {
+            form_id: string;
+            tag: string;
+        };
+        /** TypeformWebhooksListParams */
+        TypeformWebhooksListParams: {
+            form_id: string;
+        };
+        /** TypeformWorkspacesCreateParams */
+        TypeformWorkspacesCreateParams: {
+            name: string;
+        };
+        /** TypeformWorkspacesGetParams */
+        TypeformWorkspacesGetParams: {
+            workspace_id: string;
+        };
+        /** TypeformWorkspacesListParams */
+        TypeformWorkspacesListParams: {
+            page?: number;
+            /** @description 10 by default */
+            page_size?: number;
+            search?: string;
+        };
+        /** TypeformWorkspacesUpdateParams */
+        TypeformWorkspacesUpdateParams: {
+            /**
+             * @description [{op: replace, path: /name, value: 'New name'}]; members: [{op: add | remove, path: /members, value: {email}}]
+             * @example [
+             *       {
+             *         "op": "replace",
+             *         "path": "/name",
+             *         "value": "Renamed"
+             *       }
+             *     ]
+             */
+            operations: {
+                /** @enum {string} */
+                op: "add" | "remove" | "replace";
+                path: string;
+                value?: unknown;
+            }[];
+            workspace_id: string;
         };
         WebhookDeliveryList: {
             data: {
@@ -17304,7 +18310,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AirtableExecuteRequest"] | components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["AttioExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["AirtableExecuteRequest"] | components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["AttioExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["DropboxExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDocsExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MicrosoftTeamsExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TodoistExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["TypeformExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

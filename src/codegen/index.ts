@@ -14,6 +14,7 @@ import { dirname, join, relative } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { JSONSchema, Options } from 'json-schema-to-typescript';
 import { cachedOutput } from './cache.ts';
+import { compileHere, SchemaPool } from './schema-pool.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import {
   credentialsSchema,
@@ -38,12 +39,13 @@ export function pascal(s: string): string {
     .join('');
 }
 
-/** json-schema-to-typescript's compile, through the output cache (the library is loaded only on a miss). */
-async function compile(schema: JSONSchema, name: string, options: Partial<Options>): Promise<string> {
-  return cachedOutput('json-schema-to-typescript', [schema, name, options], async () => {
-    const { compile: generate } = await import('json-schema-to-typescript');
-    return generate(structuredClone(schema), name, options);
-  });
+/** json-schema-to-typescript's compile of one schema, through the output cache (the library is loaded only on a miss). */
+async function compile(schema: JSONSchema, name: string, options: Partial<Options>, pool: SchemaPool): Promise<string> {
+  return cachedOutput(
+    'json-schema-to-typescript',
+    [schema, name, options],
+    async () => (await pool.compile({ inputs: [structuredClone(schema)], names: [name], options }))[0]!,
+  );
 }
 
 const TO_TS_OPTIONS: Partial<Options> = {
@@ -60,14 +62,12 @@ const TO_TS_OPTIONS: Partial<Options> = {
  * one cache entry for them all: a connector's schemas are cached together, so a cold run writes
  * (and a warm run reads) one file per connector rather than one per schema.
  */
-async function toTsAll(schemas: { schema: JsonSchema; name: string }[]): Promise<string[]> {
+async function toTsAll(schemas: { schema: JsonSchema; name: string }[], pool?: SchemaPool): Promise<string[]> {
   const inputs = schemas.map(({ schema, name }) => ({ ...schema, title: name }) as JSONSchema);
-  const out = await cachedOutput('json-schema-to-typescript[]', [inputs, schemas.map((s) => s.name), TO_TS_OPTIONS], async () => {
-    const { compile: generate } = await import('json-schema-to-typescript');
-    const ts: string[] = [];
-    // No copy of the input here: compile clones what it is given before touching it.
-    for (const [i, input] of inputs.entries()) ts.push(await generate(input, schemas[i]!.name, TO_TS_OPTIONS));
-    return JSON.stringify(ts);
+  const names = schemas.map((s) => s.name);
+  const out = await cachedOutput('json-schema-to-typescript[]', [inputs, names, TO_TS_OPTIONS], async () => {
+    const batch = { inputs, names, options: TO_TS_OPTIONS };
+    return JSON.stringify(await (pool !== undefined ? pool.compile(batch) : compileHere(batch)));
   });
   return (JSON.parse(out) as string[]).map((t) => t.trim() + '\n');
 }
@@ -80,7 +80,7 @@ function json(value: unknown, source: string): string {
 export type GeneratedFiles = Map<string, string>;
 
 /** Generate the files of one connector type. */
-export async function generateConnector(lm: LoadedManifest, sourcePath: string): Promise<GeneratedFiles> {
+export async function generateConnector(lm: LoadedManifest, sourcePath: string, pool?: SchemaPool): Promise<GeneratedFiles> {
   const m = lm.manifest;
   const T = pascal(m.type);
   const files: GeneratedFiles = new Map();
@@ -150,7 +150,7 @@ export async function generateConnector(lm: LoadedManifest, sourcePath: string):
   parts.push(
     `/** Searchable entities of ${m.type} (hosted mode): result record and field → search type. */\nexport interface ${T}Search {\n${searchMap.join('\n')}\n}\n`,
   );
-  const ts = await toTsAll(schemas);
+  const ts = await toTsAll(schemas, pool);
   files.set(`${dir}/types.ts`, parts.map((p) => (typeof p === 'number' ? ts[p]! : p)).join('\n'));
   return files;
 }
@@ -256,20 +256,24 @@ async function generateTypes(
   onProgress?: (type: string, i: number, n: number) => void,
 ): Promise<GeneratedFiles> {
   const files: GeneratedFiles = new Map();
-  const manifestTs = await compile(MANIFEST_SCHEMA as unknown as JSONSchema, 'Manifest', {
-    bannerComment: '',
-    additionalProperties: false,
-    strictIndexSignatures: true,
-    unreachableDefinitions: true,
-    format: false,
-  });
-  files.set('manifest.ts', HEADER('src/manifest/manifest-schema.ts') + '\n' + manifestTs.trim() + '\n');
+  // Every connector at once: their cache misses queue up for this thread and a worker (SchemaPool).
+  const pool = new SchemaPool();
+  const manifestTs = compile(
+    MANIFEST_SCHEMA as unknown as JSONSchema,
+    'Manifest',
+    { bannerComment: '', additionalProperties: false, strictIndexSignatures: true, unreachableDefinitions: true, format: false },
+    pool,
+  );
+  manifestTs.catch(() => undefined); // awaited below; not an unhandled rejection if a connector throws first
   const sorted = [...manifests].sort((a, b) => a.manifest.type.localeCompare(b.manifest.type));
-  let i = 0;
-  for (const { manifest, source } of sorted) {
-    onProgress?.(manifest.type, ++i, sorted.length);
-    for (const [k, v] of await generateConnector(manifest, source)) files.set(k, v);
-  }
+  const generated = await Promise.all(
+    sorted.map(({ manifest, source }, i) => {
+      onProgress?.(manifest.type, i + 1, sorted.length);
+      return generateConnector(manifest, source, pool);
+    }),
+  );
+  files.set('manifest.ts', HEADER('src/manifest/manifest-schema.ts') + '\n' + (await manifestTs).trim() + '\n');
+  for (const connector of generated) for (const [k, v] of connector) files.set(k, v);
   const imports = sorted.map(({ manifest: lm }) => `import type * as ${lm.type} from './${lm.type}/types.ts';`);
   const entries = sorted.map(({ manifest: lm }) => {
     const T = pascal(lm.type);

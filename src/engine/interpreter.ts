@@ -71,7 +71,7 @@ export class ConnectorRuntime {
     this.send = sendFor(options, m.type);
     this.limiter = options.limiter !== undefined ? options.limiter : m.rate_limit ? limiterFor(m.rate_limit) : null;
     this.auth = new RuntimeCredentials(manifest, variant, held, config, options, this.fetchImpl);
-    this.target = { manifest, baseUrl: this.baseUrl, baseOrigin: this.baseOrigin };
+    this.target = { manifest, baseUrl: this.baseUrl, baseOrigin: this.baseOrigin, explicit: options.baseUrl !== undefined };
     this.host = {
       manifest,
       auth: this.auth,

@@ -10,6 +10,8 @@ export interface RequestTarget {
   manifest: LoadedManifest;
   baseUrl: string;
   baseOrigin: string;
+  /** The base URL was given explicitly (a sandbox, a simulator): it replaces the requests' own base URLs too. */
+  explicit?: boolean;
 }
 
 const LINE_BREAK = /[\r\n]/;
@@ -57,6 +59,8 @@ export function renderRequest(
   // pagination.request: the next pages' own request, once the cursor param is given.
   const cursor = a.nextRequest === undefined ? undefined : (ctx['params'] as Record<string, unknown> | undefined)?.[a.nextRequest.param];
   const request = a.nextRequest !== undefined && cursor !== undefined && cursor !== null && cursor !== '' ? a.nextRequest.request : a.request;
+  // request.base_url: a sibling API's own base URL, unless an explicit base URL replaces every one.
+  if (request.baseUrl !== undefined && target.explicit !== true) target = { ...target, baseUrl: request.baseUrl, baseOrigin: new URL(request.baseUrl).origin };
   let url: URL;
   if (absoluteUrl !== undefined) {
     url = new URL(gatewayPath(absoluteUrl, target.baseUrl), target.baseUrl);

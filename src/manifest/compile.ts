@@ -26,6 +26,8 @@ export interface CompiledRequest {
   /** How body is sent: application/json, or application/x-www-form-urlencoded with nested keys. */
   bodyEncoding: 'json' | 'form';
   graphql?: { query: Template; variables?: TemplateTree };
+  /** request.base_url: another base URL of the vendor this request goes to (replaced, like the connector's, by an explicit one). */
+  baseUrl?: string;
 }
 
 export interface CompiledAction {

@@ -16,14 +16,13 @@
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
-import { LineCounter, parseDocument, type Document } from 'yaml';
 import { Checker, type ManifestProblem } from './checks/index.ts';
+import { parseYaml, type Located } from './yaml-source.ts';
 
 /** One parsed file of a manifest: the manifest itself or a part it extends, with positions for problems. */
 export interface ManifestLayer {
   file: string;
-  doc: Document;
-  lines: LineCounter;
+  located(): Located;
 }
 
 /** Keys a partial manifest may not set: they belong to one connector. */
@@ -81,26 +80,24 @@ function readPart(target: string, from: Checker, at: (string | number)[], r: Res
     from.add(at, code === 'ENOENT' ? `no file ${target}` : `cannot read ${target}: ${(e as Error).message}`);
     return undefined;
   }
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: true });
-  if (doc.errors.length > 0) {
-    for (const err of doc.errors) {
-      const pos = err.linePos?.[0];
+  const parsed = parseYaml(text);
+  if ('errors' in parsed) {
+    for (const err of parsed.errors)
       r.problems.push({
         file: target,
         location: '',
-        ...(pos ? { line: pos.line, column: pos.col } : {}),
-        message: `YAML error: ${err.message.split('\n')[0]}`,
+        ...(err.line !== undefined ? { line: err.line, column: err.column! } : {}),
+        message: `YAML error: ${err.message}`,
       });
-    }
     return undefined;
   }
-  const raw: unknown = doc.toJS({ maxAliasCount: 1000 });
-  const check = new Checker(target, doc, lines);
+  const raw = parsed.source.value;
+  const layer: ManifestLayer = { file: target, located: parsed.source.located };
+  const check = new Checker(target, layer);
   if (!isObject(raw)) check.add([], 'a partial manifest must be a mapping of top-level sections');
   else for (const k of OWN_KEYS) if (k in raw) check.add([k], `a partial manifest may not set "${k}": it belongs to each connector's own manifest`);
   r.problems.push(...check.problems);
-  return check.problems.length === 0 ? { raw: raw as Obj, layer: { file: target, doc, lines } } : undefined;
+  return check.problems.length === 0 ? { raw: raw as Obj, layer } : undefined;
 }
 
 /**
@@ -129,7 +126,7 @@ function resolveParts(raw: Obj, file: string, check: Checker, chain: string[], r
     if (chain.includes(real)) return check.add(at, `"${p}" is a cycle: ${[...chain, real].map((f) => relative(r.root, f)).join(' → ')}`);
     const part = readPart(target, check, at, r);
     if (part === undefined) return;
-    const sub = new Checker(target, part.layer.doc, part.layer.lines);
+    const sub = new Checker(target, part.layer);
     const before = r.layers.length;
     const merged = resolveParts(part.raw, target, sub, [...chain, real], r);
     r.problems.push(...sub.problems);

@@ -7,7 +7,6 @@
  * a message written for a connector author.
  */
 import { readFileSync } from 'node:fs';
-import { LineCounter, parseDocument } from 'yaml';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Manifest } from '../../generated/manifest.ts';
 import { SwitchboardError } from '../errors/index.ts';
@@ -16,6 +15,7 @@ import { ajv, Checker, semanticCheck, type ManifestProblem } from './checks/inde
 import type { LoadedManifest } from './compile.ts';
 import { applyExtends } from './extends.ts';
 import { MANIFEST_SCHEMA } from './manifest-schema.ts';
+import { parseYaml } from './yaml-source.ts';
 
 export type { ManifestProblem };
 
@@ -74,26 +74,23 @@ function pointerToPath(pointer: string): string[] {
 
 /** Parse and validate manifest text. Throws ManifestError with every problem found. */
 export function loadManifestText(text: string, file: string): LoadedManifest {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: true });
-  let check = new Checker(file, doc, lines);
-  if (doc.errors.length > 0) {
-    for (const err of doc.errors) {
-      const pos = err.linePos?.[0];
-      check.problems.push({
+  const parsed = parseYaml(text);
+  if ('errors' in parsed) {
+    throw new ManifestError(
+      parsed.errors.map((err) => ({
         file,
         location: '',
-        ...(pos ? { line: pos.line, column: pos.col } : {}),
-        message: `YAML ${err.code === 'DUPLICATE_KEY' ? 'duplicate key' : 'syntax error'}: ${err.message.split('\n')[0]}`,
-      });
-    }
-    throw new ManifestError(check.problems);
+        ...(err.line !== undefined ? { line: err.line, column: err.column! } : {}),
+        message: `YAML ${err.duplicateKey ? 'duplicate key' : 'syntax error'}: ${err.message}`,
+      })),
+    );
   }
-  const parsed: unknown = doc.toJS({ maxAliasCount: 1000 });
+  let check = new Checker(file, parsed.source);
+  const raw0 = parsed.source.value;
   // Shared parts (`extends`) are merged under the manifest before anything is checked.
-  const { raw, layers, problems } = applyExtends(parsed, file, check);
+  const { raw, layers, problems } = applyExtends(raw0, file, check);
   if (check.problems.length > 0 || problems.length > 0) throw new ManifestError([...check.problems, ...problems]);
-  if (layers.length > 0) check = new Checker(file, doc, lines, layers);
+  if (layers.length > 0) check = new Checker(file, parsed.source, layers);
   if (!manifestValid(raw)) {
     validateManifest ??= ajv.compile<Manifest>(MANIFEST_SCHEMA);
     validateManifest(raw);

@@ -10,7 +10,10 @@ import type { TemplateTree } from './template-tree.ts';
 export interface CompiledTopic {
   match: string;
   entity: string;
-  id: Template;
+  /** Undefined for a `sync` rule (a notice naming no record). */
+  id?: Template;
+  /** The delivery names no record: the attributed connectors' syncs are requested. */
+  sync: boolean;
   record?: Template;
   getParams?: [string, Template][];
   delete: boolean;
@@ -26,6 +29,12 @@ export interface CompiledWebhooks {
     prefix: string;
     /** hmac: rendered (over headers) and signed before the raw body ("v0:<timestamp>:" before the body). */
     signedPrefix?: Template;
+    /** hmac: the signed text (over headers, body and raw), instead of the raw body. */
+    payload?: Template;
+    /** hmac: the signature as sent (over headers and body), instead of the header after its prefix. */
+    value?: Template;
+    /** hmac: the secret as text (utf8) or hex-decoded bytes. */
+    keyEncoding: 'utf8' | 'hex';
     encoding: 'hex' | 'base64';
     /** hmac: the raw body, or the raw body followed by the ingress URL the delivery was posted to. */
     signed: 'body' | 'body_and_ingress_url';
@@ -53,6 +62,9 @@ export interface WebhooksDef {
     field?: string;
     prefix?: string;
     signed_prefix?: string;
+    payload?: string;
+    value?: string;
+    key_encoding?: 'utf8' | 'hex';
     encoding?: 'hex' | 'base64';
     signed?: 'body' | 'body_and_ingress_url';
     secret: 'oauth_client_secret' | 'webhook_secret';
@@ -66,7 +78,7 @@ export interface WebhooksDef {
   attribution: { by: 'payload' | 'url'; value?: string; info?: string };
   subscribe?: { entity: string; action: string; url_param: string };
   topic: string;
-  topics: { match: string; entity: string; id: string; record?: string; get_params?: Record<string, string>; delete?: boolean }[];
+  topics: { match: string; entity: string; id?: string; sync?: boolean; record?: string; get_params?: Record<string, string>; delete?: boolean }[];
 }
 
 /** jwt: the longest lifetime left on a token, and the oldest iat, when the manifest says nothing. */

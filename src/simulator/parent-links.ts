@@ -79,15 +79,22 @@ export function parentLinks(
   return links;
 }
 
+/**
+ * A sidecar `key` value naming the parent record's own parent (the path id it was made under)
+ * rather than a field of it: `{team-id: ^team-id}` for a channel, whose record does not name its team.
+ */
+export const FROM_PARENTS = '^';
+
 /** The path params a record of the parent stands for (`{owner: "northwind", repo: "api"}`), or undefined when one is missing. */
 export function parentParams(
   link: ParentLink,
   parent: Record<string, unknown>,
   getPath: (obj: unknown, path: string) => unknown,
+  parents: Readonly<Record<string, string>> = {},
 ): Record<string, string> | undefined {
   const out: Record<string, string> = {};
   for (const [param, field] of Object.entries(link.fields)) {
-    const v = getPath(parent, field);
+    const v = field.startsWith(FROM_PARENTS) ? parents[field.slice(FROM_PARENTS.length)] : getPath(parent, field);
     if (typeof v !== 'string' && typeof v !== 'number') return undefined;
     out[param] = String(v);
   }

@@ -129,6 +129,8 @@ export interface ListRule {
   response: unknown;
   /** Path parameters a record's dotted field must equal (`{block_id: parent.page_id}`): a list under a parent named in the record. */
   path_fields?: Record<string, string>;
+  /** Query parameters that filter the list, as the top-level `filters` (an `equals` value may list several, comma-separated). */
+  filters?: Record<string, { field?: string; match?: 'equals' | 'since' | 'before' | 'after' | 'until' }>;
 }
 
 /** Records of a resource in stored order, rendered on demand. */
@@ -168,15 +170,15 @@ export function readPath(value: unknown, path: string): unknown {
  */
 export function fill(template: unknown, vars: Record<string, unknown>): unknown {
   if (typeof template === 'string') {
-    // {{name}}, {{a.b}} (a dotted path), {{a.b*1000}} (a number scaled).
+    // {{name}}, {{a.b}} (a dotted path), {{a.b*1000}} (a number scaled); names may hold dashes ({{team-id}}: a path parameter).
     const value = (path: string, scale: string | undefined): unknown => {
       const v = readPath(vars, path);
       return scale !== undefined && typeof v === 'number' ? v * Number(scale) : v;
     };
-    const whole = /^\{\{([\w.]+)(?:\*(\d+))?\}\}$/.exec(template);
+    const whole = /^\{\{([\w.-]+)(?:\*(\d+))?\}\}$/.exec(template);
     if (whole !== null) return value(whole[1] as string, whole[2]);
     if (unfilled(template, vars)) return null;
-    return template.replace(/\{\{([\w.]+)(?:\*(\d+))?\}\}/g, (_, k: string, n: string | undefined) => String(value(k, n)));
+    return template.replace(/\{\{([\w.-]+)(?:\*(\d+))?\}\}/g, (_, k: string, n: string | undefined) => String(value(k, n)));
   }
   if (Array.isArray(template)) return template.map((t) => fill(t, vars));
   if (template === null || typeof template !== 'object') return template;
@@ -189,7 +191,7 @@ export function fill(template: unknown, vars: Record<string, unknown>): unknown 
 
 /** Whether a template holds a placeholder that fills with nothing. */
 function unfilled(template: unknown, vars: Record<string, unknown>): boolean {
-  if (typeof template === 'string') return [...template.matchAll(/\{\{([\w.]+)(?:\*\d+)?\}\}/g)].some((m) => readPath(vars, m[1] as string) === undefined);
+  if (typeof template === 'string') return [...template.matchAll(/\{\{([\w.-]+)(?:\*\d+)?\}\}/g)].some((m) => readPath(vars, m[1] as string) === undefined);
   if (template !== null && typeof template === 'object') return Object.values(template as Json).some((v) => unfilled(v, vars));
   return false;
 }

@@ -140,6 +140,19 @@ const HELPERS: Record<string, Helper> = {
       : Array.isArray(v)
         ? v.flatMap((x) => (x === undefined || x === null ? [] : Array.isArray(x) ? (x as unknown[]) : [x]))
         : [v],
+  /** `k=v` pairs of a text as an object ("t=1492774577,v1=5257a8…" with ',' and '='): a signature header of several parts. */
+  pairs: (s, sep, kvSep) => {
+    if (typeof s !== 'string') return undefined;
+    const out: Record<string, string> = {};
+    for (const part of s.split(typeof sep === 'string' ? sep : ',')) {
+      const at = part.indexOf(typeof kvSep === 'string' ? kvSep : '=');
+      if (at > 0) out[part.slice(0, at).trim()] ??= part.slice(at + 1).trim();
+    }
+    return out;
+  },
+  /** The items of an array whose field `key` is not `value` (a change feed's entries less its deletions: `reject body.entries '.tag' 'deleted'`). */
+  reject: (arr, key, value) =>
+    Array.isArray(arr) && typeof key === 'string' ? arr.filter((x) => (x as Record<string, unknown> | null)?.[key] !== value) : undefined,
   /** The first object of an array whose field `key` equals `value` (the default of several accounts: `find body.accounts 'is_default' true`). */
   find: (arr, key, value) =>
     Array.isArray(arr) && typeof key === 'string' ? arr.find((x) => (x as Record<string, unknown> | null)?.[key] === value) : undefined,

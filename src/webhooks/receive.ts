@@ -53,6 +53,8 @@ export interface ReceiverOptions {
   attributions: WebhookAttributions;
   /** A connector's runtime (its stored credentials): get for hydration. */
   runtimeFor: (connectorId: string) => Promise<ConnectorRuntime | undefined>;
+  /** Ask for a sync of a connector now (a delivery naming no record: `sync` topic rules); false when one is already running. */
+  requestSync?: (connectorId: string) => Promise<boolean>;
   now: () => number;
   queueLimit: number;
   log?: Logger;
@@ -186,6 +188,7 @@ export class WebhookReceiver {
       if (!sameText(value, secret)) throw refuse(`The delivery's ${s.field} is not the webhook secret`);
       return undefined;
     }
+    if (s.scheme === 'hmac' && s.value !== undefined) return this.verifyHmac(d, w, secret, body, s.value.render({ headers: d.headers, body }));
     const given = header(d.headers, s.header);
     if (given === undefined || given === '') throw refuse(`The delivery has no ${s.header} header`);
     if (s.scheme === 'passcode') {
@@ -194,15 +197,7 @@ export class WebhookReceiver {
     }
     if (s.scheme === 'hmac') {
       if (!given.startsWith(s.prefix)) throw refuse(`${s.header} does not start with "${s.prefix}"`);
-      const mac = createHmac(s.algorithm, secret);
-      if (s.signedPrefix !== undefined) mac.update(String(s.signedPrefix.render({ headers: d.headers }) ?? ''));
-      mac.update(d.raw);
-      // Some vendors sign the body followed by the callback URL they were given: this delivery's ingress URL.
-      if (s.signed === 'body_and_ingress_url') mac.update(d.ingressUrl);
-      const expected = mac.digest();
-      const got = Buffer.from(given.slice(s.prefix.length).trim(), s.encoding);
-      if (got.length !== expected.length || !timingSafeEqual(got, expected)) throw refuse(`${s.header} does not match the body`);
-      return undefined;
+      return this.verifyHmac(d, w, secret, body, given.slice(s.prefix.length));
     }
     const token = given.replace(/^Bearer\s+/i, '');
     let payload: JWTPayload;
@@ -222,11 +217,31 @@ export class WebhookReceiver {
     return payload;
   }
 
+  /** hmac: the signature as sent against the HMAC of the signed text (the raw body, or the payload template's text). */
+  private verifyHmac(d: Delivery, w: CompiledWebhooks, secret: string, body: unknown, sent: unknown): undefined {
+    const s = w.signature;
+    const where = s.value !== undefined ? 'The signature' : s.header;
+    if (typeof sent !== 'string' || sent.trim() === '') throw refuse(`${where} is missing`);
+    const mac = createHmac(s.algorithm, s.keyEncoding === 'hex' ? Buffer.from(secret, 'hex') : secret);
+    if (s.payload !== undefined) mac.update(String(s.payload.render({ headers: d.headers, body, raw: d.raw.toString('utf8') }) ?? ''));
+    else {
+      if (s.signedPrefix !== undefined) mac.update(String(s.signedPrefix.render({ headers: d.headers }) ?? ''));
+      mac.update(d.raw);
+      // Some vendors sign the body followed by the callback URL they were given: this delivery's ingress URL.
+      if (s.signed === 'body_and_ingress_url') mac.update(d.ingressUrl);
+    }
+    const expected = mac.digest();
+    const got = Buffer.from(sent.trim(), s.encoding);
+    if (got.length !== expected.length || !timingSafeEqual(got, expected)) throw refuse(`${where} does not match the delivery`);
+    return undefined;
+  }
+
   private async apply(d: Delivery, manifest: LoadedManifest, w: CompiledWebhooks, ctx: Record<string, unknown>, deliveryId: string): Promise<DeliveryAnswer> {
     const topic = String(w.topic.render(ctx) ?? '');
     const rule = topicRule(w, topic);
     if (rule === undefined) return { status: 200, body: { ok: true, topic, ignored: 'no topic rule' } };
     const entity = manifest.entities.get(rule.entity)!;
+    if (rule.sync || rule.id === undefined) return this.requestSyncs(d, w, ctx, topic, entity.name);
     const idValue = rule.id.render(ctx);
     if (idValue === undefined || idValue === null || idValue === '') throw new SwitchboardError('invalid_request', `The ${topic} delivery has no record id`);
     const id = String(idValue);
@@ -271,6 +286,18 @@ export class WebhookReceiver {
     };
   }
 
+  /** A notice naming no record (`sync` rule): a sync of each attributed connector is requested. */
+  private async requestSyncs(d: Delivery, w: CompiledWebhooks, ctx: Record<string, unknown>, topic: string, entity: string): Promise<DeliveryAnswer> {
+    const connectors = await this.attributed(d, w, ctx);
+    const requested: string[] = [];
+    const running: string[] = [];
+    for (const c of connectors) {
+      if (this.o.requestSync === undefined) break;
+      ((await this.o.requestSync(c.id)) ? requested : running).push(c.id);
+    }
+    return { status: 200, body: { ok: true, topic, entity, sync_requested: requested, ...(running.length > 0 ? { sync_running: running } : {}) } };
+  }
+
   /** The connector the URL names, of the delivery's type, or connector_not_found. */
   private async namedConnector(d: Delivery): Promise<WebhookConnector> {
     const c = d.connectorId === undefined ? undefined : await this.o.connector(d.connectorId);
@@ -286,7 +313,9 @@ export class WebhookReceiver {
   private async attributed(d: Delivery, w: CompiledWebhooks, ctx: Record<string, unknown>): Promise<WebhookConnector[]> {
     const a = w.attribution;
     const rendered = a.value?.render(ctx);
-    const key = rendered === undefined || rendered === null || rendered === '' ? undefined : String(rendered);
+    // A delivery may name several accounts (a list): it is for the connectors of any of them.
+    const keys = (Array.isArray(rendered) ? rendered : [rendered]).filter((k) => k !== undefined && k !== null && k !== '').map(String);
+    const key = keys.length === 0 ? undefined : keys.join(',');
     if (a.by === 'url') {
       const c = await this.namedConnector(d);
       if (a.value === undefined) return [c];
@@ -297,7 +326,7 @@ export class WebhookReceiver {
       return [c];
     }
     if (key === undefined) throw new SwitchboardError('invalid_request', 'The delivery does not name its workspace');
-    const ids = await this.o.attributions.connectorsWithKey(d.type, key);
+    const ids = [...new Set((await Promise.all(keys.map((k) => this.o.attributions.connectorsWithKey(d.type, k)))).flat())];
     if (ids.length === 0 && (await this.o.attributions.hasPending(d.type)))
       throw this.pending('No connector is known for this workspace yet, and some are still being resolved');
     return ids.map((id) => ({ id, status: 'active' }));

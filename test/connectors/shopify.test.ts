@@ -115,7 +115,7 @@ describe('shopify webhooks', () => {
     expect(w.signature).toMatchObject({ scheme: 'hmac', algorithm: 'sha256', header: 'x-shopify-hmac-sha256', encoding: 'base64' });
     const del = topicRule(w, 'products/delete')!;
     expect(del).toMatchObject({ entity: 'products', delete: true });
-    expect(compileTemplate(manifest.manifest.webhooks!.topics[0]!.id).render({ body: { id: 8012345678901 } })).toBe('gid://shopify/Product/8012345678901');
+    expect(compileTemplate(manifest.manifest.webhooks!.topics[0]!.id!).render({ body: { id: 8012345678901 } })).toBe('gid://shopify/Product/8012345678901');
     expect(topicRule(w, 'products/update')).toMatchObject({ entity: 'products', delete: false });
     expect(topicRule(w, 'inventory_levels/update')).toMatchObject({ entity: 'inventory_levels' });
     expect(topicRule(w, 'app/uninstalled')).toBeUndefined();

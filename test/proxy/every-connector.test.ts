@@ -112,6 +112,14 @@ function fromOpenApi(m: LoadedManifest, file: string): Derived {
     .sort((a, b) => Number(b === checkPath) - Number(a === checkPath));
   if (candidates[0] !== undefined)
     return { method: 'GET', path: candidates[0], why: `GET ${candidates[0]}: an operation of the description no action requests` };
+  // RPC over POST (every route a POST of a JSON argument, Dropbox's): a route no action requests that takes no argument, posted with none (the check's first).
+  const rpc = Object.entries(paths)
+    .filter(([path, ops]) => ops['post'] !== undefined && !path.includes('{') && !modelled.has(`POST ${shape(path)}`))
+    .filter(([path, ops]) => (ops['post'] as Json)['requestBody'] === undefined && !params(path, ops['post'] as Operation).some((p) => p['required'] === true))
+    .map(([path]) => path)
+    .sort((a, b) => Number(b === checkPath) - Number(a === checkPath));
+  if (candidates.length === 0 && rpc[0] !== undefined && Object.values(paths).every((ops) => ops['get'] === undefined))
+    return { method: 'POST', path: rpc[0], why: `POST ${rpc[0]}: a route of the description no action requests, taking no argument` };
   // The trimmed description has none: a modelled list path with a query parameter the description
   // allows, one its action never sends if there is one; else (every parameter of the trimmed
   // description is modelled) one beyond what a plain list call sends, with a made-up value.

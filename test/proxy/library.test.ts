@@ -69,6 +69,8 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
   ['close', { method: 'GET', path: '/me/' }],
   ['docusign', { method: 'GET', path: '/', query: 'include_account_settings=false' }],
+  // Dropbox's account route takes no argument: a POST with no body (the SDK sends none).
+  ['dropbox', { method: 'POST', path: '/users/get_current_account' }],
   [
     'calendly',
     { method: 'GET', path: '/event_types', query: 'organization=https%3A%2F%2Fapi.calendly.com%2Forganizations%2FEBHAAFHDCAEQTSEZ&active=true&count=2' },
@@ -77,6 +79,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['gong', { method: 'GET', path: '/v2/users', query: 'includeAvatars=false' }],
   ['gmail', { method: 'GET', path: '/gmail/v1/users/me/profile' }],
   ['google_calendar', { method: 'GET', path: '/users/me/calendarList', query: 'minAccessRole=owner&showHidden=true' }],
+  ['google_docs', { method: 'POST', path: '/v1/documents', query: 'fields=documentId,title', body: { title: 'Proxy check' } }],
   ['google_drive', { method: 'GET', path: '/about', query: 'fields=user' }],
   // Sheets has no account endpoint: a create asking only for the new spreadsheet's id and URL (a field mask no action sends).
   ['google_sheets', { method: 'POST', path: '/v4/spreadsheets', query: 'fields=spreadsheetId,spreadsheetUrl', body: { properties: { title: 'Proxy check' } } }],
@@ -87,6 +90,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['klaviyo', { method: 'GET', path: '/api/accounts' }],
   ['lever', { method: 'GET', path: '/opportunities', query: 'limit=1' }],
   ['linear', { method: 'POST', path: '/graphql', body: { query: '{ viewer { id name } }' } }],
+  ['microsoft_teams', { method: 'GET', path: '/me', query: '%24select=id,displayName' }],
   ['monday', { method: 'POST', path: '/v2', body: { query: '{ me { id } }' } }],
   ['notion', { method: 'GET', path: '/users/me' }],
   ['outlook', { method: 'GET', path: '/me/mailFolders/inbox' }],
@@ -96,6 +100,8 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['sendgrid', { method: 'GET', path: '/marketing/contacts' }],
   ['slack', { method: 'GET', path: '/auth.test' }],
   ['stripe', { method: 'GET', path: '/v1/account' }],
+  ['todoist', { method: 'GET', path: '/user' }],
+  ['typeform', { method: 'GET', path: '/me' }],
   ['trello', { method: 'GET', path: '/members/me', query: 'fields=all' }],
   // Zendesk's simulator checks that Basic auth is present, not its token: the wrong-credentials half is skipped for it.
   ['zendesk', { method: 'GET', path: '/api/v2/tickets', query: 'sort=-updated_at&page[size]=2', checksSecret: false }],

@@ -8,6 +8,14 @@ const rand = (): (() => number) => {
 };
 
 describe('newId', () => {
+  it('keeps a lower-case word and a colon before a base64url key (id:…, dbid:…), with a new key of the same length', () => {
+    const r = rand();
+    const id = String(newId(r, 'id:a4ayc_80_OEAAAAAAAAAXw'));
+    expect(id).toMatch(/^id:[A-Za-z0-9_-]{22}$/);
+    expect(id).not.toBe('id:a4ayc_80_OEAAAAAAAAAXw');
+    expect(String(newId(r, 'dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc'))).toMatch(/^dbid:[A-Za-z0-9_-]{35}$/);
+  });
+
   it('keeps a two-capital or letter-and-dash prefix before 32 hex digits, with new digits', () => {
     const r = rand();
     const twilio = newId(r, 'SM0123456789abcdef0123456789abcdef');
@@ -54,5 +62,28 @@ describe('newId', () => {
     const id = String(newId(rand(), 'AAAAAAAAAAAAAAAA'));
     expect(id).toMatch(/^[A-Z]{16}$/);
     expect(id).not.toBe('AAAAAAAAAAAAAAAA');
+  });
+
+  it("keeps a thread id's numeric prefix, hex length and domain suffix (19:<hex>@thread.tacv2)", () => {
+    const r = rand();
+    const like = '19:4a95f7d8db4c4e7fae857bcebe0623e6@thread.tacv2';
+    const a = String(newId(r, like));
+    const b = String(newId(r, like));
+    expect(a).toMatch(/^19:[0-9a-f]{32}@thread\.tacv2$/);
+    expect(new Set([a, b, like]).size).toBe(3);
+    expect(newId(r, '19:2da4c29f6d7041eca70b638b43d45437@thread.v2')).toMatch(/^19:[0-9a-f]{32}@thread\.v2$/);
+  });
+
+  it('makes epoch milliseconds as text: in the past when seeded, now and increasing when created', () => {
+    const r = rand();
+    const seeded = Number(newId(r, '1616990032035'));
+    expect(seeded).toBeGreaterThanOrEqual(1_600_000_000_000);
+    expect(seeded).toBeLessThan(1_680_000_000_000);
+    const before = Date.now();
+    const first = Number(newId(r, '1616990032035', true));
+    const second = Number(newId(r, '1616990032035', true));
+    expect(first).toBeGreaterThanOrEqual(before);
+    expect(second).toBeGreaterThan(first);
+    expect(String(second)).toMatch(/^\d{13}$/);
   });
 });

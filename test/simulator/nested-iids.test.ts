@@ -49,3 +49,35 @@ describe('records under records named by an id within their parent', () => {
     expect((await get(`/projects/${p}/issues/${String(created.body.iid)}/notes`)).body).toEqual([]);
   });
 });
+
+describe("records under records that do not name their own parent (the sidecar key's ^param)", () => {
+  let sim: OpenApiSimulator;
+  const get = async (path: string): Promise<{ status: number; body: any }> => {
+    const res = await fetch(`${sim.url}${path}`, { headers: { 'PRIVATE-TOKEN': 't' } });
+    return { status: res.status, body: await res.json() };
+  };
+  beforeAll(async () => {
+    const sidecar = new URL('../fixtures/factory/nested-parents-sidecar.yaml', import.meta.url).pathname;
+    sim = await startOpenApiSimulator({ description: DESCRIPTION, sidecar, seed: 5 });
+  });
+  afterAll(() => sim.close());
+
+  it('seeds notes under each issue through the project it was made under; another project is 404', async () => {
+    const projects = (await get('/projects')).body as Rec[];
+    let notes = 0;
+    for (const p of projects) {
+      for (const issue of (await get(`/projects/${String(p.id)}/issues`)).body as Rec[]) {
+        expect(issue.project_id).toBeUndefined();
+        const listed = (await get(`/projects/${String(p.id)}/issues/${String(issue.iid)}/notes`)).body as Rec[];
+        expect(listed.map((n) => [n.project_id, n.noteable_iid])).toEqual([
+          [p.id, issue.iid],
+          [p.id, issue.iid],
+        ]);
+        notes += listed.length;
+        const other = projects.find((q) => q.id !== p.id)!;
+        expect((await get(`/projects/${String(other.id)}/issues/${String(issue.iid)}/notes`)).status).toBe(404);
+      }
+    }
+    expect(notes).toBe(12);
+  });
+});

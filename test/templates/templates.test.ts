@@ -120,6 +120,16 @@ describe('entries', () => {
     expect(compileTemplate(host).render({ body: { accounts } })).toBe('na3');
     expect(compileTemplate("{{split body.n '.'}}").render({ body: { n: 3 } })).toBeUndefined();
   });
+
+  it("reject drops the objects with a field value (a change feed's deletions), keeping the rest in order", () => {
+    const entries = [
+      { '.tag': 'file', id: 'a' },
+      { '.tag': 'deleted', name: 'gone' },
+      { '.tag': 'folder', id: 'b' },
+    ];
+    expect(compileTemplate("{{reject body.entries '.tag' 'deleted'}}").render({ body: { entries } })).toEqual([entries[0], entries[2]]);
+    expect(compileTemplate("{{reject body.x '.tag' 'deleted'}}").render({ body: { x: 'not a list' } })).toBeUndefined();
+  });
 });
 
 describe('split and url_host', () => {

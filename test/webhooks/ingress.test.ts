@@ -16,7 +16,11 @@ describe('webhook ingress bounds', () => {
   let h: Harness;
   beforeAll(async () => {
     h = await startHarness('sqlite', {
-      config: { webhookQueueLimit: 2, webhookBodyLimitBytes: 2048, connectorTypes: { intercom: { oauth: { clientId: 'c', clientSecret: 's' } } } },
+      config: {
+        webhookQueueLimit: 2,
+        webhookBodyLimitBytes: 2048,
+        connectorTypes: { intercom: { oauth: { clientId: 'c', clientSecret: 's' } }, dropbox: { oauth: { clientId: 'c', clientSecret: 's' } } },
+      },
     });
   }, 120_000);
   afterAll(async () => h?.close());
@@ -25,6 +29,18 @@ describe('webhook ingress bounds', () => {
     expect((await h.request('HEAD', HOOK)).status).toBe(200);
     expect((await h.request('HEAD', `${HOOK}/33333333-3333-4333-8333-333333333333`)).status).toBe(200);
     expect((await h.request('HEAD', '/api/v1/webhooks/granola')).status).toBe(404);
+  });
+
+  it('a GET verifying the URL with a challenge in its query gets it back as text/plain (nosniff); a GET without one is refused by the signature check', async () => {
+    const ok = await h.request('GET', '/api/v1/webhooks/dropbox?challenge=kT7xQ2vN9p');
+    expect([ok.status, ok.text, ok.headers.get('content-type'), ok.headers.get('x-content-type-options')]).toEqual([
+      200,
+      'kT7xQ2vN9p',
+      'text/plain',
+      'nosniff',
+    ]);
+    expect((await h.request('GET', '/api/v1/webhooks/dropbox')).status).toBe(401);
+    expect((await h.request('HEAD', '/api/v1/webhooks/dropbox')).status).toBe(200);
   });
 
   it('a body over the webhook limit is 413 before its signature is checked; one under it reaches the check', async () => {

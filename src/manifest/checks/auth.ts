@@ -5,6 +5,7 @@
  * then the credential checks (connector-wide `check` and each variant's own).
  */
 import type { AuthVariant } from '../../../generated/manifest.ts';
+import type { ValidateFunction } from 'ajv';
 import type { Template } from '../../templates/index.ts';
 import { basicAuthorization } from '../basic-auth.ts';
 import type { CompiledAuthVariant, CompiledCheck, CompiledGrant } from '../compile.ts';
@@ -12,7 +13,7 @@ import { anchored, credentialsSchema } from '../schemas.ts';
 import { treeTemplates } from '../template-tree.ts';
 import { AUTH_ROOTS, REQUEST_ROOTS, type CheckContext, type Scope } from './checker.ts';
 import { checkTokenFields, followUpsOf } from './auth-follow-up.ts';
-import { ajv } from './json-schema.ts';
+import { ajv, lazyValidator, strictlyValid } from './json-schema.ts';
 import { compileCheck } from './request.ts';
 
 type Variant<T extends AuthVariant['type']> = Extract<AuthVariant, { type: T }>;
@@ -194,10 +195,19 @@ function queryCredentials(ctx: CheckContext, v: Variant<'api_key'>, i: number, s
   return out;
 }
 
+/**
+ * The credentials validator: compiled now when the schema does not pass the strict walk (so that
+ * a bad field schema is refused at load, as before), else on its first call.
+ */
+function credentialsValidator(v: AuthVariant): ValidateFunction {
+  const schema = credentialsSchema(v);
+  return strictlyValid(schema) ? lazyValidator(ajv, schema) : ajv.compile(schema);
+}
+
 function compiledVariant(v: AuthVariant, value: Template, header = 'Authorization'): CompiledAuthVariant {
   return {
     def: v,
-    validate: ajv.compile(credentialsSchema(v)),
+    validate: credentialsValidator(v),
     header,
     value,
     secretFields: Object.entries(v.fields)

@@ -3,10 +3,11 @@
  * placed at its line and column in the YAML, and template compilation with reference checks
  * against the scope the template appears in.
  */
-import { isNode, type Document, type LineCounter } from 'yaml';
+import { isNode } from 'yaml';
 import type { Manifest } from '../../../generated/manifest.ts';
 import { compileTemplate, TemplateSyntaxError, type Template } from '../../templates/index.ts';
 import { compileTree, treeTemplates, type TemplateTree } from '../template-tree.ts';
+import type { Located } from '../yaml-source.ts';
 
 /** One problem found in a manifest. */
 export interface ManifestProblem {
@@ -51,29 +52,30 @@ export class Checker {
    */
   constructor(
     private readonly file: string,
-    private readonly doc: Document | undefined,
-    private readonly lines: LineCounter | undefined,
-    private readonly parts: readonly { file: string; doc: Document; lines: LineCounter }[] = [],
+    private readonly source?: { located(): Located },
+    private readonly parts: readonly { file: string; located(): Located }[] = [],
   ) {}
 
   add(path: (string | number)[], message: string): void {
     const p: ManifestProblem = { file: this.file, location: path.join('.'), message };
-    const node = this.doc?.getIn(path, true);
-    const part = isNode(node) || path.length === 0 ? undefined : this.parts.find((l) => isNode(l.doc.getIn(path, true)));
-    if (this.lines && isNode(node) && node.range) {
-      const pos = this.lines.linePos(node.range[0]);
+    const own = this.source?.located();
+    const node = own?.doc.getIn(path, true);
+    const part =
+      isNode(node) || path.length === 0 ? undefined : this.parts.map((l) => ({ file: l.file, ...l.located() })).find((l) => isNode(l.doc.getIn(path, true)));
+    if (own && isNode(node) && node.range) {
+      const pos = own.lines.linePos(node.range[0]);
       p.line = pos.line;
       p.column = pos.col;
     } else if (part !== undefined) {
       const range = (part.doc.getIn(path, true) as { range?: [number, number, number] }).range;
       p.file = part.file;
       if (range) Object.assign(p, { line: part.lines.linePos(range[0]).line, column: part.lines.linePos(range[0]).col });
-    } else if (this.lines && path.length > 0) {
+    } else if (own && path.length > 0) {
       // Missing key: point at the closest parent that exists.
       for (let i = path.length - 1; i >= 0; i--) {
-        const parent = this.doc?.getIn(path.slice(0, i), true);
+        const parent = own.doc.getIn(path.slice(0, i), true);
         if (isNode(parent) && parent.range) {
-          const pos = this.lines.linePos(parent.range[0]);
+          const pos = own.lines.linePos(parent.range[0]);
           p.line = pos.line;
           p.column = pos.col;
           break;

@@ -14,7 +14,7 @@ export function checkEntities(ctx: CheckContext): Map<string, CompiledEntity> {
   const { m, check } = ctx;
   const listMeta = Object.keys(m.list_meta ?? {});
   for (const [k, schema] of Object.entries(m.list_meta ?? {})) {
-    const bad = unknownKeywords(schema);
+    const bad = schema === undefined || strictlyValid(schema) ? undefined : unknownKeywords(schema);
     if (bad !== undefined) check.add(['list_meta', k], bad);
   }
   const entities = new Map<string, CompiledEntity>();

@@ -24,8 +24,64 @@ const checkAjv = createAjv({ strictSchema: true, validateFormats: true, allError
 
 /** Whether `schema` compiles under strictSchema (its validator is not kept). */
 export function strictlyValid(schema: object): boolean {
+  const walked = walkStrict(schema);
+  if (walked !== 'compile') return walked && checkAjv.validateSchema(schema) === true;
   try {
     checkAjv.compile(schema);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Keywords whose value is one subschema, an array of them, or a map of them (walked as ajv compiles them). */
+const ONE = new Set(['not', 'additionalProperties', 'additionalItems', 'contains', 'propertyNames']);
+const MANY = new Set(['anyOf', 'oneOf', 'allOf']);
+const MAP = new Set(['properties', 'patternProperties']);
+/** Keywords that hold no subschema and need no compile-time check beyond the meta-schema's. */
+const PLAIN = new Set([
+  ...['type', 'enum', 'const', 'required', 'title', 'description', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly', '$comment'],
+  ...['maximum', 'minimum', 'exclusiveMaximum', 'exclusiveMinimum', 'multipleOf', 'maxLength', 'minLength', 'maxProperties', 'minProperties'],
+  ...['maxItems', 'minItems', 'uniqueItems', 'contentMediaType', 'contentEncoding', 'nullable', 'format', 'pattern', 'items', 'dependencies'],
+]);
+
+/**
+ * What compiling `schema` under strictSchema would refuse, found without generating code (about
+ * a third of `validate`'s time was ajv writing validators only to drop them): false for a key
+ * that is no keyword, an unknown format, an invalid pattern or `nullable` without `type`, as
+ * ajv's compile does (the meta-schema check, by the caller, covers the keywords' values); and
+ * 'compile' when the schema uses a keyword whose compile-time checks this walk does not repeat
+ * ($ref, discriminator, if/then/else...): then ajv compiles it.
+ */
+function walkStrict(schema: unknown): boolean | 'compile' {
+  if (typeof schema === 'boolean') return true;
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return 'compile';
+  const s = schema as Record<string, unknown>;
+  const children: unknown[] = [];
+  const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
+  for (const [key, value] of Object.entries(s)) {
+    if (ONE.has(key)) children.push(value);
+    else if (MANY.has(key) || key === 'items') children.push(...list(value));
+    else if (MAP.has(key)) children.push(...Object.values((value ?? {}) as object));
+    else if (key === 'dependencies') children.push(...Object.values((value ?? {}) as object).filter((d) => !Array.isArray(d)));
+    else if (!PLAIN.has(key)) return checkAjv.RULES.keywords[key] === true ? 'compile' : false;
+    else if (key === 'format' && (typeof value !== 'string' || checkAjv.formats[value] === undefined)) return false;
+    else if (key === 'pattern' && !validPattern(value)) return false;
+    else if (key === 'nullable' && value === true && s['type'] === undefined) return false;
+  }
+  let verdict: boolean | 'compile' = true;
+  for (const child of children) {
+    const v = walkStrict(child);
+    if (v === false) return false;
+    if (v === 'compile') verdict = 'compile';
+  }
+  return verdict;
+}
+
+/** Whether a `pattern` compiles as ajv compiles it (a unicode regular expression). */
+function validPattern(pattern: unknown): boolean {
+  try {
+    new RegExp(String(pattern), 'u');
     return true;
   } catch {
     return false;
@@ -40,10 +96,14 @@ export function strictlyValid(schema: object): boolean {
  * build one, and a process builds only those of the actions it runs.
  */
 export function strictCompile(schema: object): ValidateFunction | undefined {
-  if (!strictlyValid(schema)) return undefined;
+  return strictlyValid(schema) ? lazyValidator(strictAjv, schema) : undefined;
+}
+
+/** `schema`'s validator by `by`, compiled on its first call (a schema known to compile: no throw then). */
+export function lazyValidator(by: typeof ajv, schema: object): ValidateFunction {
   let compiled: ValidateFunction | undefined;
   const validate = ((data: unknown) => {
-    compiled ??= strictAjv.compile(schema);
+    compiled ??= by.compile(schema);
     const ok = compiled(data);
     validate.errors = compiled.errors ?? null;
     return ok;

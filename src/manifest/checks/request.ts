@@ -49,6 +49,7 @@ export function compileRequest(check: Checker, at: (string | number)[], r: Reque
     ...(body ? { body } : {}),
     bodyEncoding: r.body_encoding ?? 'json',
     ...(graphql ? { graphql } : {}),
+    ...(r.base_url !== undefined ? { baseUrl: r.base_url.replace(/\/+$/, '') } : {}),
   };
 }
 

@@ -48,7 +48,8 @@ export function compileWebhooks(
     add(['signature'], 'algorithm, prefix, signed_prefix, encoding and signed are for scheme hmac');
   if (s.scheme !== 'jwt' && (s.max_age_seconds !== undefined || s.audience !== undefined))
     add(['signature'], 'max_age_seconds and audience are for scheme jwt');
-  if (s.scheme !== 'passcode' && s.header === undefined) add(['signature'], `scheme ${s.scheme} needs the header carrying the signature`);
+  if (s.scheme !== 'passcode' && s.header === undefined && s.value === undefined)
+    add(['signature'], `scheme ${s.scheme} needs the header carrying the signature (or, hmac, a value template)`);
   if (s.scheme !== 'passcode' && s.field !== undefined) add(['signature', 'field'], 'field is for scheme passcode');
   if (s.scheme === 'passcode' && (s.header === undefined) === (s.field === undefined))
     add(['signature'], 'scheme passcode takes the header or the body field carrying the passcode (one of them)');
@@ -77,9 +78,16 @@ export function compileWebhooks(
     const e = entities.get(t.entity);
     if (e === undefined) add(['topics', i, 'entity'], `unknown entity "${t.entity}" (entities: ${[...entities.keys()].join(', ')})`);
     else if (!e.synced) add(['topics', i, 'entity'], `entity "${t.entity}" has no sync section: webhooks change the synced records`);
-    else if (t.record === undefined && t.delete !== true && !e.hasGet)
+    else if (t.sync !== true && t.record === undefined && t.delete !== true && !e.hasGet)
       add(['topics', i], `entity "${t.entity}" has no get action to hydrate the record: give record (where the payload carries it)`);
-    const id = tpl(['topics', i, 'id'], t.id);
+    if (t.sync === true && (t.id !== undefined || t.record !== undefined || t.get_params !== undefined || t.delete !== undefined))
+      add(['topics', i], 'a sync rule names no record: no id, record, get_params or delete');
+    if (t.sync !== true && t.id === undefined) add(['topics', i, 'id'], 'the record id is required (or sync: true for a delivery naming no record)');
+    if (t.sync === true) {
+      topics.push({ match: t.match, entity: t.entity, sync: true, delete: false });
+      return;
+    }
+    const id = t.id === undefined ? undefined : tpl(['topics', i, 'id'], t.id);
     const record = t.record !== undefined ? tpl(['topics', i, 'record'], t.record) : undefined;
     const getParams: [string, Template][] = [];
     for (const [k, src] of Object.entries(t.get_params ?? {})) {
@@ -87,13 +95,27 @@ export function compileWebhooks(
       if (c) getParams.push([k, c]);
     }
     if (id)
-      topics.push({ match: t.match, entity: t.entity, id, ...(record ? { record } : {}), ...(t.get_params ? { getParams } : {}), delete: t.delete === true });
+      topics.push({
+        match: t.match,
+        entity: t.entity,
+        id,
+        sync: false,
+        ...(record ? { record } : {}),
+        ...(t.get_params ? { getParams } : {}),
+        delete: t.delete === true,
+      });
   });
   const topic = tpl(['topic'], w.topic);
   const deliveryId = w.delivery_id !== undefined ? tpl(['delivery_id'], w.delivery_id) : undefined;
   const timestamp = w.timestamp !== undefined ? tpl(['timestamp'], w.timestamp) : undefined;
   const value = w.attribution.value !== undefined ? tpl(['attribution', 'value'], w.attribution.value, valueRoots) : undefined;
   const signedPrefix = s.signed_prefix !== undefined ? tpl(['signature', 'signed_prefix'], s.signed_prefix, new Set(['headers'])) : undefined;
+  const payload = s.payload !== undefined ? tpl(['signature', 'payload'], s.payload, new Set(['headers', 'body', 'raw'])) : undefined;
+  const sigValue = s.value !== undefined ? tpl(['signature', 'value'], s.value) : undefined;
+  if (s.scheme !== 'hmac' && (s.payload !== undefined || s.value !== undefined || s.key_encoding !== undefined))
+    add(['signature'], 'payload, value and key_encoding are for scheme hmac');
+  if (s.payload !== undefined && (s.signed_prefix !== undefined || s.signed !== undefined))
+    add(['signature', 'payload'], 'payload is the whole signed text: not with signed_prefix or signed');
   const when = w.challenge !== undefined ? tpl(['challenge', 'when'], w.challenge.when, CHALLENGE_ROOTS) : undefined;
   const challengeHmac = w.challenge?.hmac !== undefined ? tpl(['challenge', 'hmac'], w.challenge.hmac) : undefined;
   let response: TemplateTree | undefined;
@@ -113,6 +135,9 @@ export function compileWebhooks(
       ...(s.field !== undefined ? { field: s.field } : {}),
       prefix: s.prefix ?? '',
       ...(signedPrefix ? { signedPrefix } : {}),
+      ...(payload ? { payload } : {}),
+      ...(sigValue ? { value: sigValue } : {}),
+      keyEncoding: s.key_encoding ?? 'utf8',
       encoding: s.encoding ?? 'hex',
       signed: s.signed ?? 'body',
       secret: s.secret,

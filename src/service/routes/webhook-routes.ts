@@ -4,6 +4,7 @@
  * POST /api/v1/webhooks/{connector_type}                  vendor deliveries, one URL per vendor app (public; verified by signature)
  * POST /api/v1/webhooks/{connector_type}/{connector_id}   vendor deliveries for one connector (subscriptions made per connector)
  * HEAD of either                                          200 for a type that takes webhooks (vendors probe a callback URL before subscribing it)
+ * GET of either                                           a handshake in the query (Dropbox's ?challenge=), answered as the manifest's challenge says
  * POST   /api/v1/webhook-endpoints                        register {url, events} → 201 with the signing secret (shown once)
  * GET    /api/v1/webhook-endpoints                        the organization's endpoints
  * GET    /api/v1/webhook-endpoints/{endpoint_id}          one
@@ -41,6 +42,16 @@ export function vendorWebhookRoutes(ctx: ServiceContext) {
         const manifest = row === undefined ? undefined : ctx.registry.get(row.connector_type);
         return row === undefined || manifest === undefined ? undefined : ctx.runtimes.get(row, manifest).runtime;
       },
+      // A notice naming no record (a `sync` topic rule): the connector's sync now; a run already going answers false.
+      requestSync: async (id) => {
+        try {
+          await ctx.sync.request(id);
+          return true;
+        } catch (e) {
+          if (e instanceof SwitchboardError && e.code === 'sync_running') return false;
+          throw e;
+        }
+      },
       now: ctx.now,
       queueLimit: ctx.config.webhookQueueLimit,
       log: ctx.log,
@@ -69,7 +80,8 @@ export function vendorWebhookRoutes(ctx: ServiceContext) {
           raw: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
           ingressUrl,
         });
-        if (a.contentType !== undefined) reply.type(a.contentType);
+        // A handshake echoed as text is not to be sniffed as anything else (Dropbox asks for nosniff).
+        if (a.contentType !== undefined) reply.type(a.contentType).header('x-content-type-options', 'nosniff');
         return reply.code(a.status).send(a.body);
       } catch (e) {
         // Vendors retry a 503 that says when.
@@ -80,6 +92,10 @@ export function vendorWebhookRoutes(ctx: ServiceContext) {
     };
     app.post('/api/v1/webhooks/:connector_type', pub, handle);
     app.post('/api/v1/webhooks/:connector_type/:connector_id', pub, handle);
+    // Some vendors verify the URL with a GET carrying the challenge in the query (Dropbox's ?challenge=):
+    // only a handshake is answered; anything else is a delivery without a body, refused by its signature check.
+    app.get('/api/v1/webhooks/:connector_type', { ...pub, exposeHeadRoute: false }, handle);
+    app.get('/api/v1/webhooks/:connector_type/:connector_id', { ...pub, exposeHeadRoute: false }, handle);
     // Some vendors probe a callback URL with HEAD before they subscribe it (and refuse it unless 200):
     // 200 for a type that takes webhooks, 404 otherwise; nothing is read or verified.
     const probe = async (request: FastifyRequest<{ Params: { connector_type: string } }>, reply: FastifyReply) =>

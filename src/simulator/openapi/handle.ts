@@ -107,7 +107,11 @@ export function requestHandler(ctx: OpenApiContext, parts: HandlerParts): (incom
       const sampled = op.responseRef === undefined ? example : sample(op.responseRef);
       const isObj = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
       const headers = successHeaders(d, op);
-      return withHeaders({ status: op.successStatus, json: isObj(sampled) && isObj(example) ? { ...sampled, ...example } : sampled, headers });
+      const json = isObj(sampled) && isObj(example) ? { ...sampled, ...example } : sampled;
+      // operations.<op>.collections: an answer holding several resources' records at once (a sync endpoint's).
+      for (const [key, name] of Object.entries(sidecar.operations?.[op.key]?.collections ?? {}))
+        if (isObj(json)) json[key] = [...(resources.get(name)?.records.values() ?? [])].map((s) => s.record);
+      return withHeaders({ status: op.successStatus, json, headers });
     }
     return withHeaders(storeOperation(ctx, parts, { req, op, c, r, pathParams, query: checked.query, body: checked.body, origin }));
   };

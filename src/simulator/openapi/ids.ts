@@ -1,9 +1,11 @@
 /** New ids shaped like the description's, and values kept as text. */
 
 let lastTs = 0;
+let lastMs = 0;
 /**
  * A fresh id shaped like the sampled one: a number, a Unix timestamp with microseconds (a chat
- * message ts: in the past when seeded, the current time when created, always increasing), a
+ * message ts: in the past when seeded, the current time when created, always increasing) or in
+ * milliseconds as text (likewise), a thread id (19:<hex>@thread.tacv2), a
  * prefixed id (e.g. not_1d3tmYTlCICgjy), a mixed-case key (aBcD1234EfGh5678IjKl9M), a prefixed
  * upper-case id (e.g. C012AB3CD), a UUID, a long opaque base64 id (a mailbox item's), a small number
  * kept as text (as many digits, at least three), or a string of digits (Asana gids, numeric ids) or hex.
@@ -14,6 +16,24 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     if (!created) return `${1_600_000_000 + Math.floor(rand() * 80_000_000)}.${String(Math.floor(rand() * 1_000_000)).padStart(6, '0')}`;
     lastTs = Math.max(lastTs + 1, Date.now() * 1000);
     return `${Math.floor(lastTs / 1_000_000)}.${String(lastTs % 1_000_000).padStart(6, '0')}`;
+  }
+  // Epoch milliseconds as text (a Teams message id, its creation time): in the past when seeded, the current time when created, always increasing.
+  if (typeof like === 'string' && /^1[5-9]\d{11}$/.test(like)) {
+    if (!created) return String(1_600_000_000_000 + Math.floor(rand() * 80_000_000_000));
+    lastMs = Math.max(lastMs + 1, Date.now());
+    return String(lastMs);
+  }
+  // Hex digits between a numeric type prefix and a domain suffix (a thread id, 19:<hex>@thread.tacv2): the same prefix, length and suffix.
+  const thread = typeof like === 'string' ? /^(\d{1,3}:)([0-9a-f]{16,})(@[a-z0-9.]+)$/.exec(like) : null;
+  if (thread !== null)
+    return (
+      (thread[1] as string) + Array.from({ length: (thread[2] as string).length }, () => Math.floor(rand() * 16).toString(16)).join('') + (thread[3] as string)
+    );
+  // A lower-case word and a colon before a base64url key (id:a4ayc_80_OEAAAAAAAAAXw, dbid:AAH4f99T...): the same prefix and length.
+  const colon = typeof like === 'string' ? /^([a-z]{2,8}:)([A-Za-z0-9_-]{12,})$/.exec(like) : null;
+  if (colon !== null) {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-';
+    return (colon[1] as string) + Array.from({ length: (colon[2] as string).length }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
   }
   // A lower-case prefix and letters and digits (e.g. not_1d3tmYTlCICgjy): the same prefix and length.
   const prefixed = typeof like === 'string' ? /^([a-z]{2,8}_)([A-Za-z0-9]{8,})$/.exec(like) : null;

@@ -160,6 +160,7 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
         offset: offset ?? 0,
         numericCursor,
         limit,
+        limitGiven: typeof query[limitParam ?? ''] === 'number',
         limitParam,
         pageParam,
         page,

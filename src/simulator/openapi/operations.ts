@@ -11,6 +11,7 @@ import type { SimRequest, SimResponse } from '../sim-server.ts';
 import { fill } from '../rules.ts';
 import { appendToParent, conflictMessage, uniqueConflict, upsertTarget } from '../store-rules.ts';
 import type { ErrorAnswers } from './errors.ts';
+import { patchFields, removePath } from './json-patch.ts';
 import { leavesAsText, newId } from './ids.ts';
 import type { ListAnswer } from './lists.ts';
 import type { RecordRules } from './records.ts';
@@ -104,7 +105,7 @@ export function storeOperation(ctx: OpenApiContext, parts: StoreParts, request: 
         op,
         r,
         call.parentOf,
-        withBodyFilters(sidecar.filters, call.query, body, op),
+        withBodyFilters(sidecar.filters, c.rpc === true ? { ...scalarsOf(body), ...call.query } : call.query, body, op),
         call.origin,
         call.req,
         c.rpc === true ? [call.rpcParent ?? ''] : [],
@@ -145,8 +146,8 @@ function callOf(ctx: OpenApiContext, parts: StoreParts, request: StoreRequest): 
     const s = parts.records.find(parentRes, parentValue);
     if (s !== undefined) parentOf[rpcParent as string] = String(idAt(s.record, parentRes.idField));
   }
-  const rawId =
-    c.idQuery !== undefined ? (query[c.idQuery] ?? '') : c.idParam === undefined ? undefined : c.rpc === true ? given(c.idParam) : pathParams[c.idParam];
+  const idParam = c.idParams?.find((n) => given(n) !== undefined) ?? c.idParam;
+  const rawId = c.idQuery !== undefined ? (query[c.idQuery] ?? '') : idParam === undefined ? undefined : c.rpc === true ? given(idParam) : pathParams[idParam];
   let id = rawId === undefined ? undefined : String(rawId);
   if (c.keyParams !== undefined) {
     // Several path ids (/repos/{owner}/{repo}): the record whose key fields they name.
@@ -156,6 +157,8 @@ function callOf(ctx: OpenApiContext, parts: StoreParts, request: StoreRequest): 
   }
   const call: Call = {
     ...request,
+    // The param that named the record (a move's from_path), for its not_found answer.
+    ...(idParam !== undefined && idParam !== c.idParam ? { c: { ...c, idParam } } : {}),
     id,
     rpcParent,
     parentOf,
@@ -187,7 +190,7 @@ function writeFields(ctx: OpenApiContext, parts: StoreParts, call: Call, record:
   if (c.rpc !== true) return parts.writes.merge(record, fields, r.recordRef, deep, asSent);
   const plain: Json = {};
   for (const [k, v] of Object.entries(fields)) {
-    if (k === c.idParam || k === r.idField || k === rpcParent || (ctx.sidecar.auth?.params ?? []).includes(k)) continue;
+    if (k === c.idParam || c.idParams?.includes(k) === true || k === r.idField || k === rpcParent || (ctx.sidecar.auth?.params ?? []).includes(k)) continue;
     const to = r.declared?.writes?.[k];
     if (to === undefined) plain[k] = v;
     else setPath(record, to, v);
@@ -272,11 +275,14 @@ function update(ctx: OpenApiContext, parts: StoreParts, call: Call): SimResponse
   const { op, c, r, id, query } = call;
   const s = call.located();
   if (s === undefined) return parts.errors.notFound(op, id ?? '', c.idParam);
-  const fields = parts.writes.unwrapBody(op, call.body);
+  // JSON Patch operations write the fields their paths name, and remove others.
+  const patch = patchFields(call.body, s.record);
+  const fields = patch?.fields ?? parts.writes.unwrapBody(op, call.body);
   // The id is not written: a composite id's object (`id` of `id.record_id`) neither.
   delete fields[r.idField.split('.')[0] as string];
   const nested = parts.writes.takeNested(op, fields);
   call.write(s.record, fields, true);
+  for (const path of patch?.removals ?? []) removePath(s.record, path);
   parts.records.stamp(r, s.record, 'updated', new Date().toISOString());
   // no_content_unless: 204 without a body unless the request asks for the record (returnIssue=true).
   const ask = ctx.sidecar.operations?.[op.key]?.no_content_unless;
@@ -324,4 +330,10 @@ function withBodyFilters(filters: Record<string, unknown> | undefined, query: Js
     if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[key] = v;
   }
   return out;
+}
+
+/** An RPC list asked for with a JSON body (POST /files/list_folder {path, limit, cursor}): its top-level scalars, read like query parameters. */
+function scalarsOf(body: unknown): Json {
+  if (!isPlainObject(body)) return {};
+  return Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) as Json;
 }

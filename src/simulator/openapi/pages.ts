@@ -7,6 +7,7 @@ import { decodeCursor as decodeToken, encodeCursor as encodeToken } from '../cor
 import { idAt, isPlainObject, setPath } from '../core/values.ts';
 import type { Json, Operation } from '../description.ts';
 import { included, listItemFields, pick } from '../record-views.ts';
+import { fill } from '../rules.ts';
 import type { Pagination } from '../sidecar.ts';
 import type { SimRequest, SimResponse } from '../sim-server.ts';
 import type { ErrorAnswers } from './errors.ts';
@@ -19,6 +20,8 @@ export interface PageRequest {
   offset: number;
   numericCursor: boolean;
   limit: number;
+  /** The request gave its page size: else a cursor's own (the one it was issued with) applies. */
+  limitGiven?: boolean;
   limitParam: string | undefined;
   pageParam: string | undefined;
   page: number;
@@ -33,7 +36,8 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
   const { errorResponse } = errors;
   /** One page of `rows` as the operation answers it: the page in the body's array, the next cursor where the schema has room. */
   const pageOf = (op: Operation, resource: string, all: Json[], p: PageRequest, origin: string, req: SimRequest): SimResponse => {
-    const { cursorParam, numericCursor, limit, limitParam, pageParam, page, pag } = p;
+    const { cursorParam, numericCursor, limitParam, pageParam, page, pag } = p;
+    let limit = p.limit;
     const rows = all.map((record) => ({ record }));
     const schema = d.schemaAt(op.responseRef);
     const r = resources.get(resource);
@@ -46,6 +50,8 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
           { status: 400, code: 'invalid', message: `${cursorParam ?? 'cursor'} is not a cursor this API issued`, field: cursorParam ?? 'cursor' },
           op,
         );
+      // A cursor continues with the page size it was issued with unless the request gives one (a listing's cursor keeps its arguments).
+      if (!numericCursor && 'limit' in t && t.limit !== undefined && p.limitGiven !== true) limit = t.limit;
       // Start after the record the token names while it is listed, so records added or removed meanwhile shift nothing.
       const at = t.after === undefined || r === undefined ? -1 : all.findIndex((x) => idAt(x, r.idField) === t.after);
       offset = at >= 0 ? at + 1 : t.offset;
@@ -53,7 +59,13 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
     // Items cut to the list's own item schema, and without the fields only an include parameter asks for.
     const shown = listItemFields(d, op.responseRef, key, r?.recordRef);
     const include = sidecar.resources?.[resource]?.include;
-    const slice = rows.slice(offset, offset + limit).map((s) => pick(included(s.record, include, Object.fromEntries(new URLSearchParams(req.query))), shown));
+    // operations.<op>.item: each record as another API's view of it (a file store's listing of documents).
+    const view = sidecar.operations?.[op.key]?.item;
+    const slice = rows
+      .slice(offset, offset + limit)
+      .map((s) =>
+        view !== undefined ? (fill(view, s.record) as Json) : pick(included(s.record, include, Object.fromEntries(new URLSearchParams(req.query))), shown),
+      );
     const more = offset + slice.length < rows.length;
     const lastKey = r === undefined ? undefined : idAt(rows[offset + slice.length - 1]?.record, r.idField);
     if (key === '') {
@@ -61,7 +73,7 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
       const nextParam = cursorParam ?? pageParam;
       if (!more || nextParam === undefined) return { status: op.successStatus, json: slice };
       const q = new URLSearchParams(req.query);
-      q.set(nextParam, cursorParam !== undefined ? String(numericCursor ? offset + limit : encodeToken(offset + limit, lastKey)) : String(page + 1));
+      q.set(nextParam, cursorParam !== undefined ? String(numericCursor ? offset + limit : encodeToken(offset + limit, lastKey, limit)) : String(page + 1));
       return { status: op.successStatus, json: slice, headers: { link: `<${origin}${req.path}?${q.toString()}>; rel="next"` } };
     }
     const body = (sample(op.responseRef) ?? {}) as Json;
@@ -82,7 +94,7 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
     if (typeof body.nextPage === 'string') {
       if (more && cursorParam !== undefined) {
         const q = new URLSearchParams(req.query);
-        q.set(cursorParam, String(numericCursor ? offset + limit : encodeToken(offset + limit, lastKey)));
+        q.set(cursorParam, String(numericCursor ? offset + limit : encodeToken(offset + limit, lastKey, limit)));
         body.nextPage = `${origin}${req.path}?${q.toString()}`;
       } else delete body.nextPage;
     }
@@ -90,7 +102,7 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
     if (nextPath !== undefined) {
       const top = nextPath.split('.')[0] as string;
       if (more) {
-        const token = numericCursor ? offset + limit : encodeToken(offset + limit, lastKey);
+        const token = numericCursor ? offset + limit : encodeToken(offset + limit, lastKey, limit);
         setPath(body, nextPath, token);
         // Fill sibling link fields of the cursor (Asana's next_page: {offset, path, uri}, a vendor's paging.next: {after, link}).
         const holderPath = nextPath.split('.').slice(0, -1);
@@ -101,7 +113,8 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
         if ('path' in holder) holder.path = `${req.path}?${q.toString()}`;
         if ('uri' in holder) holder.uri = `${origin}${req.path}?${q.toString()}`;
         if ('link' in holder) holder.link = `${origin}${req.path}?${q.toString()}`;
-      } else if (pag.last_cursor !== undefined) setPath(body, nextPath, pag.last_cursor);
+      } else if (pag.cursor_at_end === true && !numericCursor) setPath(body, nextPath, encodeToken(offset + slice.length, lastKey, limit));
+      else if (pag.last_cursor !== undefined) setPath(body, nextPath, pag.last_cursor);
       else {
         // Null the cursor's "next" holder (Asana's next_page, a vendor's pages.next), else the cursor
         // itself: siblings such as a vendor's meta.has_more stay.
@@ -123,7 +136,7 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
     if (pag.next_url !== undefined) {
       // The next page's URL: the same query with the next cursor (an export's start time stays: the cursor is an offset into what it selects).
       const q = new URLSearchParams(req.query);
-      q.set(cursorParam ?? 'cursor', String(numericCursor ? offset + limit : encodeToken(offset + limit, lastKey)));
+      q.set(cursorParam ?? 'cursor', String(numericCursor ? offset + limit : encodeToken(offset + limit, lastKey, limit)));
       setPath(body, pag.next_url, more ? `${origin}${req.path}?${q.toString()}` : null);
     }
     if (pag.has_more !== undefined) setPath(body, pag.has_more, more);

@@ -70,7 +70,7 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
     const rs = sidecar.resources?.[r.name];
     const sampled = (peek(r.recordRef) ?? {}) as Json;
     // An example without the id (e.g. chat.update message has no ts) takes the shape of one that has it.
-    const recordId = id(
+    const minted = id(
       rs?.id_like ??
         idAt(base ?? sampled, r.idField) ??
         idAt(
@@ -78,6 +78,9 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
           r.idField,
         ),
     );
+    // A seed that names the id keeps it (the credentials' account, which every path names), in the template's fields too.
+    const given = idAt(extra, r.idField);
+    const recordId = typeof given === 'string' || typeof given === 'number' ? given : minted;
     let record = (
       base !== undefined
         ? clone(base)
@@ -92,9 +95,7 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
       for (const [k, v] of Object.entries(record))
         if (typeof sampled[k] === 'number' && typeof v === 'string' && /^-?\d+$/.test(v) && Object.values(vars ?? {}).includes(v)) record[k] = Number(v);
     if (extra !== undefined) record = deepMerge(record, extra);
-    // A seed that names the id keeps it (the credentials' account, which every path names).
-    const given = idAt(extra, r.idField);
-    setIdAt(record, r.idField, typeof given === 'string' || typeof given === 'number' ? given : recordId);
+    setIdAt(record, r.idField, recordId);
     stamp(r, record, 'created', now);
     stamp(r, record, 'updated', now);
     // A boolean soft-delete flag starts false (e.g. archived); a mark by value is the record's own.

@@ -267,7 +267,13 @@ function declareRpcResources(
     for (const kind of RESOURCE_ACTIONS) {
       for (const key of declaredOperations(r, kind)) {
         if (!d.operations.some((o) => o.key === key)) throw new Error(`sidecar: resources.${name}.${kind}: the description has no operation ${key}`);
-        classified.set(key, { kind, resource: name, ...(r.id_param !== undefined ? { idParam: r.id_param } : {}), rpc: true });
+        const idParams = r.id_param === undefined ? [] : Array.isArray(r.id_param) ? r.id_param : [r.id_param];
+        classified.set(key, {
+          kind,
+          resource: name,
+          ...(idParams.length > 0 ? { idParam: idParams[0], ...(idParams.length > 1 ? { idParams } : {}) } : {}),
+          rpc: true,
+        });
       }
     }
   }
@@ -282,7 +288,7 @@ function declaredResource(d: Description, name: string, r: ResourceDeclaration):
     one?.responseRef === undefined
       ? undefined
       : r.record !== undefined
-        ? pointerOfProperty(d, one.responseRef, r.record)
+        ? (pointerOfProperty(d, one.responseRef, r.record) ?? one.responseRef)
         : envelopeOf(d, d.schemaAt(one.responseRef)) === undefined
           ? one.responseRef
           : pointerOfProperty(d, one.responseRef, envelopeOf(d, d.schemaAt(one.responseRef)) as string);
@@ -306,7 +312,10 @@ function declaredResource(d: Description, name: string, r: ResourceDeclaration):
     if (one !== null && typeof one === 'object' && !Array.isArray(one)) examples.push(one as Json);
   }
   const props = Object.keys(propertiesOf(d, d.schemaAt(recordRef)));
-  const idField = r.id_field ?? [r.id_param, 'id', 'gid', 'uuid'].find((f) => f !== undefined && (props.includes(f) || examples.some((e) => f in e))) ?? 'id';
+  const idField =
+    r.id_field ??
+    [[r.id_param ?? []].flat()[0], 'id', 'gid', 'uuid'].find((f) => f !== undefined && (props.includes(f) || examples.some((e) => f in e))) ??
+    'id';
   return { name, idField, recordRef, records: new Map(), created: 0, lookup: r.lookup ?? [], declared: r, ...(examples.length > 0 ? { examples } : {}) };
 }
 
@@ -354,6 +363,9 @@ function sidecarResources(d: Description, sidecar: Sidecar, classified: Map<stri
 }
 
 function checkResources(d: Description, sidecar: Sidecar, resources: Map<string, Resource>): void {
+  for (const [key, o] of Object.entries(sidecar.operations ?? {}))
+    for (const name of Object.values(o.collections ?? {}))
+      if (!resources.has(name)) throw new Error(`simulator sidecar: operations.${key}.collections names no resource ${name}`);
   for (const [name, rs] of Object.entries(sidecar.resources ?? {})) {
     if (!resources.has(name))
       throw new Error(`simulator sidecar: resources.${name}: the description has no resource ${name} (it has ${[...resources.keys()].join(', ') || 'none'})`);

@@ -5,6 +5,8 @@
 import type { Json, Operation } from '../description.ts';
 import { idAt } from '../core/values.ts';
 import { listPage, readPath, RuleError, Scroll, search, type RecordSource } from '../rules.ts';
+import type { FilterEntry } from '../sidecar/types.ts';
+import { compareValues } from './lists.ts';
 import type { SimResponse } from '../sim-server.ts';
 import type { ErrorAnswers } from './errors.ts';
 import type { RecordRules } from './records.ts';
@@ -75,10 +77,11 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
         const parentId = pr === undefined ? undefined : pathParams[pr.param];
         if (pr !== undefined && parentId !== undefined && resources.get(pr.resource)?.records.has(parentId) !== true) return notFound(op, parentId, pr.param);
         const dflt = d.schemaAt(op.params.find((p) => p.name === listRule.per_page)?.schemaRef)?.default;
-        const source =
+        const under =
           listRule.path_fields === undefined
             ? sourceOf(listRule.resource, op.key, pathParams)
             : fieldSource(sourceOf(listRule.resource, op.key), listRule.path_fields, pathParams);
+        const source = listRule.filters === undefined ? under : queryFiltered(under, listRule.filters, query, resources.get(listRule.resource)?.idField);
         return { status: op.successStatus, json: listPage(listRule, source, query, typeof dflt === 'number' ? dflt : undefined, link) };
       }
     } catch (e) {
@@ -105,4 +108,27 @@ function fieldSource(source: RecordSource, fields: Record<string, string>, pathP
       }),
     );
   return { size: () => all().length, slice: (start, end) => all().slice(start, end), indexOf: (id) => all().findIndex((r) => String(r['id']) === id) };
+}
+
+/**
+ * The records of `source` that the request's query keeps (a list rule's `filters`, as the top-level
+ * ones: `{since: {field: submitted_at, match: since}}`; an `equals` value may list several,
+ * comma-separated, as `included_response_ids=a,b` does). A record whose field does not compare is kept.
+ */
+function queryFiltered(source: RecordSource, filters: Record<string, FilterEntry>, query: Json, idField = 'id'): RecordSource {
+  const active = Object.entries(filters).filter(([param]) => query[param] !== undefined && query[param] !== null && query[param] !== '');
+  if (active.length === 0) return source;
+  const keep = (r: Json): boolean =>
+    active.every(([param, rule]) => {
+      const field = readPath(r, rule.field ?? param);
+      const match = rule.match ?? 'equals';
+      if (match === 'equals')
+        return String(query[param])
+          .split(',')
+          .some((v) => String(field) === v.trim());
+      const c = compareValues(field, query[param]);
+      return c === undefined || (match === 'since' ? c >= 0 : match === 'before' ? c <= 0 : match === 'after' ? c > 0 : c < 0);
+    });
+  const all = (): Json[] => (source.slice(0, source.size()) as Json[]).filter(keep);
+  return { size: () => all().length, slice: (start, end) => all().slice(start, end), indexOf: (id) => all().findIndex((r) => String(r[idField]) === id) };
 }

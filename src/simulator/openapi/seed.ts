@@ -57,7 +57,7 @@ export function nestedLinks(ctx: OpenApiContext, rules: RecordRules): NestedLink
     // By id, or by a lookup field (e.g. issue key ENG-3 for issue 10003).
     if (entries.length === 1 && entries[0]?.[1] === q.idField) return find(q, pathParams[entries[0][0]] ?? '') !== undefined;
     for (const s of q.records.values()) {
-      const named = parentParams(link, s.record, getPath);
+      const named = parentParams(link, s.record, getPath, s.parents);
       if (named !== undefined && entries.every(([p]) => named[p] === pathParams[p])) return true;
     }
     return false;
@@ -102,7 +102,7 @@ export function seedStore(ctx: OpenApiContext, rules: RecordRules, linkOf: Map<s
     const link = parent === undefined && count > 0 ? linkOf.get(r.name) : undefined;
     const parentRecords =
       link === undefined || options.records?.[link.resource] !== undefined ? [] : [...(resources.get(link.resource)?.records.values() ?? [])];
-    const linked = link === undefined ? [] : parentRecords.map((s) => parentParams(link, s.record, getPath)).filter((x) => x !== undefined);
+    const linked = link === undefined ? [] : parentRecords.map((s) => parentParams(link, s.record, getPath, s.parents)).filter((x) => x !== undefined);
     for (let i = 0; i < count; i++) {
       // Seeded timestamps are fixed (2026-01-01T00:00Z plus i steps, a minute unless timestamps.step_seconds says), so a seed always serves the same records.
       const at = new Date(Date.UTC(2026, 0, 1) + i * (rs?.timestamps?.step_seconds ?? 60) * 1000).toISOString();

@@ -129,6 +129,8 @@ export interface Classified {
   resource?: string;
   /** The item path's id parameter. */
   idParam?: string;
+  /** Declared RPC methods naming their record by one of several params (a get's `path`, a move's `from_path`): the first the request gives. */
+  idParams?: string[];
   /** Declared by the sidecar (an RPC method): the id and parent are query or body params, not path segments. */
   rpc?: boolean;
   /** An item path with several ids (/repos/{owner}/{repo}): its params, found through the sidecar's resources.<name>.key. */

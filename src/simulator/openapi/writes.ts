@@ -3,7 +3,7 @@
  * where they fit the record's shape, answers wrapped back, and records a write creates of another
  * resource (the sidecar's created_by).
  */
-import { clone, idAt, setIdAt, setPath } from '../core/values.ts';
+import { clone, idAt, isPlainObject, setIdAt, setPath } from '../core/values.ts';
 import { mintId } from '../core/store.ts';
 import type { Json, Operation } from '../description.ts';
 import { newId } from './ids.ts';
@@ -27,7 +27,12 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
   const { stamp } = rules;
   const wrap = (op: Operation, record: unknown, r?: Resource, stored?: StoredRecord): unknown => {
     const resource = classified.get(op.key)?.resource;
-    const env = r?.declared?.record ?? envelopeOf(d, d.schemaAt(op.responseRef), resource);
+    // A declared record property wraps the answers that have it (create and move: {metadata}); a method answering the record itself (a get) is not wrapped.
+    const declaredEnv = r?.declared?.record;
+    const env =
+      declaredEnv !== undefined && propertiesOf(d, d.schemaAt(op.responseRef))[declaredEnv] !== undefined
+        ? declaredEnv
+        : envelopeOf(d, d.schemaAt(op.responseRef), resource);
     // The record as the one item of an array under the resource's plural key ({"Invoices": [{...}]}).
     const listed = env === undefined ? listedEnvelopeOf(d, d.schemaAt(op.responseRef), resource) : undefined;
     if (listed !== undefined) return { ...((sample(op.responseRef) ?? {}) as Json), [listed]: [record] };
@@ -38,7 +43,12 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
       const declared = Object.keys(propertiesOf(d, d.schemaAt(op.responseRef)));
       const own = new Set(Object.keys(propertiesOf(d, d.schemaAt(r.recordRef))));
       if (declared.length === 0 || (declared.every((k) => own.has(k)) && declared.length === own.size)) return record;
-      const answer = Object.fromEntries(Object.entries(record as Json).filter(([k]) => declared.includes(k)));
+      // The sidecar's example of the operation fills what the record cannot (a batch write's replies).
+      const example = sidecar.operations?.[op.key]?.example;
+      const answer: Json = {
+        ...(isPlainObject(example) ? (example as Json) : {}),
+        ...Object.fromEntries(Object.entries(record as Json).filter(([k]) => declared.includes(k))),
+      };
       // The new record's id under its own name ({requestId, callId, url}: a call's id as callId).
       const named = declared.find((k) => !own.has(k) && k.replace(/_/g, '').toLowerCase() === `${singularOf(r.name).replace(/_/g, '')}id`.toLowerCase());
       if (named !== undefined) answer[named] = idAt(record, r.idField) as Json;

@@ -52,9 +52,9 @@ export interface ResourceSidecar {
   create?: string | string[];
   update?: string | string[];
   delete?: string | string[];
-  /** The query or body param naming the record (e.g. `channel` of conversations.info). */
-  id_param?: string;
-  /** The response property holding the one record of a get, create or update (e.g. `channel`). */
+  /** The query or body param naming the record (e.g. `channel` of conversations.info); a list: the first the request gives (a get's `path`, a move's `from_path`). */
+  id_param?: string | string[];
+  /** The response property holding the one record of a get, create or update (e.g. `channel`); a method whose answer has no such property answers the record itself. */
   record?: string;
   /** Records live under a record of another resource, named by this query or body param (RPC) or path param (a nested collection: that record must exist, and `append` references each created record in it). */
   parent?: { param: string; resource: string; append?: ParentAppend };
@@ -80,6 +80,8 @@ export interface Pagination {
   next_cursor?: string;
   /** What next_cursor holds on the last page (e.g. ""); default: null at its "next" holder. */
   last_cursor?: string | null;
+  /** The last page's cursor still names the list's end: a request from it answers what was added since (a folder listing's cursor kept for changes). */
+  cursor_at_end?: boolean;
   next_url?: string;
   has_more?: string;
   done?: string;
@@ -99,10 +101,20 @@ export interface Sidecar {
   auth?: { tokens?: string[]; message?: string; header?: string; params?: string[]; bearer?: boolean; basic_user?: boolean };
   not_found?: Record<string, ErrorOverride>;
   parameters?: Record<string, ErrorOverride>;
-  /** `example`: the answer of an operation no resource serves, laid over its sample instead of the description's example (e.g. a token's own user). */
+  /** `example`: the answer of an operation no resource serves, laid over its sample instead of the description's example (e.g. a token's own user); `item`: see below. */
   operations?: Record<
     string,
-    { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string }; no_content_unless?: string; example?: unknown }
+    {
+      bad_request?: ErrorOverride;
+      pagination?: Pagination;
+      since?: { param: string; field: string };
+      no_content_unless?: string;
+      example?: unknown;
+      /** A list's item as a template over the record's fields: another API's view of the resource (a file store listing documents). */
+      item?: Record<string, unknown>;
+      /** Body keys answered with every record of a resource (an answer holding several resources at once: a sync endpoint's). */
+      collections?: Record<string, string>;
+    }
   >;
   oauth?: OAuthConfig;
   /** Requests whose path names no operation are served as if they began with this path: the account a connector's base URL holds (`/v2.1/accounts/<id>`). */

@@ -1,0 +1,38 @@
+/**
+ * The pool that runs json-schema-to-typescript on this thread and a worker (src/codegen/schema-pool.ts):
+ * the same text wherever a batch ran, every batch answered, and a batch the library refuses
+ * rejected with its error (tried again here when the worker refused it, so no batch is lost).
+ */
+import { describe, expect, it } from 'vitest';
+import { compileHere, SchemaPool, type SchemaBatch } from '../../src/codegen/schema-pool.ts';
+
+const options = { bannerComment: '', format: false, additionalProperties: false };
+const batch = (i: number): SchemaBatch => ({
+  inputs: [
+    { type: 'object', title: `Rec${i}`, properties: { id: { type: 'string' }, n: { type: 'integer', enum: [i, i + 1] } }, required: ['id'] },
+    { type: 'array', title: `List${i}`, items: { type: 'string' } },
+  ],
+  names: [`Rec${i}`, `List${i}`],
+  options,
+});
+
+describe('SchemaPool', () => {
+  it('answers every batch, queued in one tick, with the text this thread makes for it', async () => {
+    const pool = new SchemaPool();
+    const batches = Array.from({ length: 8 }, (_, i) => batch(i));
+    const pooled = await Promise.all(batches.map((b) => pool.compile(b)));
+    const here = await Promise.all(batches.map((b) => compileHere(b)));
+    expect(pooled).toEqual(here);
+    expect(pooled[3]![0]).toContain('export interface Rec3');
+    // Asked again after the first drain: a new drain answers.
+    expect(await pool.compile(batch(9))).toEqual(await compileHere(batch(9)));
+  });
+
+  it('rejects a batch the library refuses, and answers the others', async () => {
+    const pool = new SchemaPool();
+    const bad: SchemaBatch = { inputs: [{ $ref: '#/definitions/nowhere', title: 'Bad' }], names: ['Bad'], options };
+    const results = await Promise.allSettled([pool.compile(batch(1)), pool.compile(bad), pool.compile(batch(2)), pool.compile(bad)]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected']);
+    expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(Error);
+  });
+});
