@@ -672,6 +672,10 @@ authorize_params?: {
 [k: string]: string | undefined
 }
 /**
+ * Proof Key for Code Exchange (RFC 7636): the consent URL carries an S256 code_challenge and the code exchange its code_verifier, a fresh one per flow (providers that require it: Airtable).
+ */
+pkce?: "S256"
+/**
  * Non-secret credential fields filled from the token endpoint's own answer, on the code exchange and on every refresh: field → template over the answer (body), e.g. company_domain: "{{first (split (url_host body.api_domain) '.')}}" (a company's host named in the answer, used in the variant's base_url). An answer that renders a field empty is upstream_protocol_error.
  */
 token_fields?: {

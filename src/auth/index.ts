@@ -2,6 +2,7 @@
  * Credentials: choosing the auth variant from the credentials' shape, decorating requests, and
  * the OAuth 2.0 authorization-code exchange and refresh (RFC 6749 §4.1.3, §6).
  */
+import { createHash, randomBytes } from 'node:crypto';
 import type { OAuth2Auth } from '../../generated/manifest.ts';
 import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import type { FetchLike } from '../http/index.ts';
@@ -202,8 +203,28 @@ export function exchangeAuthorizationCode(
   fetchImpl: FetchLike = fetch,
   timeoutMs = 30_000,
   credentials: Credentials = {},
+  codeVerifier?: string,
 ): Promise<TokenSet> {
-  return tokenRequest(variant, client, { grant_type: 'authorization_code', code, redirect_uri: redirectUri }, fetchImpl, timeoutMs, credentials);
+  const form: Record<string, string> = { grant_type: 'authorization_code', code, redirect_uri: redirectUri };
+  // PKCE (RFC 7636): the verifier whose challenge the consent URL carried.
+  if (variant.pkce !== undefined) form['code_verifier'] = requiredVerifier(variant, codeVerifier);
+  return tokenRequest(variant, client, form, fetchImpl, timeoutMs, credentials);
+}
+
+/** A fresh PKCE code verifier (RFC 7636 §4.1): 32 random bytes, base64url (43 characters). */
+export function pkceVerifier(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** The S256 code challenge of a verifier (RFC 7636 §4.2): base64url of its SHA-256. */
+export function pkceChallenge(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url');
+}
+
+function requiredVerifier(variant: OAuth2Auth, verifier: string | undefined): string {
+  if (verifier === undefined || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier))
+    throw new SwitchboardError('invalid_request', `OAuth variant ${variant.name} uses PKCE: give the flow's code verifier (43 to 128 URL-safe characters)`);
+  return verifier;
 }
 
 /** Get a new access token with a refresh token; keeps the old refresh token if none is returned. */
@@ -245,7 +266,7 @@ export function clientCredentialsToken(
 /** The consent URL for the authorization-code flow; `credentials` fill the URL's variables (a Zendesk subdomain). */
 export function authorizeUrl(
   variant: OAuth2Auth,
-  o: { clientId: string; redirectUri: string; state: string; authorizeUrl?: string; credentials?: Credentials },
+  o: { clientId: string; redirectUri: string; state: string; authorizeUrl?: string; credentials?: Credentials; codeVerifier?: string },
 ): string {
   const url = new URL(o.authorizeUrl ?? oauthUrl(variant, variant.authorize_url, o.credentials));
   url.searchParams.set('response_type', 'code');
@@ -254,6 +275,10 @@ export function authorizeUrl(
   url.searchParams.set('state', o.state);
   if (variant.scopes && variant.scopes.length > 0) url.searchParams.set('scope', variant.scopes.join(variant.scope_separator ?? ' '));
   for (const [k, v] of Object.entries(variant.authorize_params ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+  if (variant.pkce !== undefined) {
+    url.searchParams.set('code_challenge', pkceChallenge(requiredVerifier(variant, o.codeVerifier)));
+    url.searchParams.set('code_challenge_method', variant.pkce);
+  }
   return url.toString();
 }
 

@@ -19,7 +19,7 @@
  * in the state row (server side; only the consent URL's host shows them to the vendor), and the
  * callback exchanges the code at the URL they fill and stores them with the tokens.
  */
-import { authorizeUrl, exchangeAuthorizationCode, oauthUrl, runFollowUps, type Credentials } from '../../auth/index.ts';
+import { authorizeUrl, exchangeAuthorizationCode, oauthUrl, pkceVerifier, runFollowUps, type Credentials } from '../../auth/index.ts';
 import { SwitchboardError } from '../../errors/index.ts';
 import type { LoadedManifest, OAuth2Auth } from '../../manifest/index.ts';
 import type { OAuthAppConfig } from '../config.ts';
@@ -137,6 +137,9 @@ export function preConsentCredentials(manifest: LoadedManifest, variant: OAuth2A
   return out;
 }
 
+/** The key of a flow's PKCE code verifier among the fields kept with its state (no credential field's name: they start with a letter). */
+const PKCE_VERIFIER = '$pkce_verifier';
+
 /** Start a flow: store the state and return the provider's consent URL. */
 export async function initiateOAuth(
   ctx: ServiceContext,
@@ -157,6 +160,9 @@ export async function initiateOAuth(
   const { manifest, variant, app } = deploymentOAuth(ctx, body.connector_type);
   const pre = preConsentCredentials(manifest, variant, body.credentials);
   const state = randomSecret();
+  // PKCE: the flow's code verifier is kept with its state (beside the pre-consent fields) for the code exchange.
+  const verifier = variant.pkce !== undefined ? pkceVerifier() : undefined;
+  const kept: Record<string, unknown> = verifier !== undefined ? { ...pre, [PKCE_VERIFIER]: verifier } : pre;
   const now = nowIso(ctx);
   const expiresAt = nowIso(ctx, ctx.config.oauthStateTtlSeconds);
   await ctx.store.deleteExpiredOAuth(nowIso(ctx, -86_400));
@@ -167,7 +173,7 @@ export async function initiateOAuth(
     customer_name: body.customer_name,
     connector_type: body.connector_type,
     redirect_url: body.redirect_url,
-    credentials: Object.keys(pre).length > 0 ? JSON.stringify(pre) : null,
+    credentials: Object.keys(kept).length > 0 ? JSON.stringify(kept) : null,
     expires_at: expiresAt,
     used_at: null,
     created_at: now,
@@ -177,6 +183,7 @@ export async function initiateOAuth(
     redirectUri: callbackUrl(ctx),
     state,
     credentials: pre,
+    ...(verifier !== undefined ? { codeVerifier: verifier } : {}),
     ...(app.authorizeUrl !== undefined ? { authorizeUrl: app.authorizeUrl } : {}),
   });
   return { consent_url: consent, expires_at: expiresAt };
@@ -235,7 +242,7 @@ export async function completeOAuth(
   }
   // The pre-consent fields the flow started with (initiate checked them): the token URL's
   // variables, and part of the stored credentials (the connector's base URL and refreshes use them).
-  const pre = st.credentials !== null ? (JSON.parse(st.credentials) as Credentials) : {};
+  const { [PKCE_VERIFIER]: verifier, ...pre } = st.credentials !== null ? (JSON.parse(st.credentials) as Credentials) : {};
   let credentials: Credentials;
   try {
     const tokens = await exchangeAuthorizationCode(
@@ -246,6 +253,7 @@ export async function completeOAuth(
       ctx.fetch,
       undefined,
       pre,
+      typeof verifier === 'string' ? verifier : undefined,
     );
     credentials = { ...pre, ...credentialsFromTokens(d.variant, d.app, tokens) };
   } catch (e) {

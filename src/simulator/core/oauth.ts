@@ -10,7 +10,7 @@
  * unless `keep_refresh_token`); `grant_types` answers client-only grants (client_credentials). Vendor differences are
  * configuration (the sidecar's `oauth`).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { parseJson, type SimRequest, type SimResponse } from '../sim-server.ts';
 
 export interface OAuthConfig {
@@ -41,6 +41,12 @@ export interface OAuthConfig {
   refresh_tokens?: boolean;
   /** The refresh token stays valid and comes back with each refreshed access token (as some vendors do). Default false: rotated. */
   keep_refresh_token?: boolean;
+  /**
+   * PKCE (RFC 7636) required: an authorize request without an S256 `code_challenge` is refused,
+   * and the code exchange must carry the `code_verifier` whose SHA-256 it is. Without it, a
+   * challenge given is still checked.
+   */
+  pkce?: boolean;
   /**
    * Grants answered for the client alone (RFC 6749 §4.4: client_credentials, or a vendor's own
    * such as account_credentials): a token for the client's id and secret, with the request's
@@ -101,7 +107,7 @@ export function oauthServer(
   now: () => number = Date.now,
   grants: OAuthGrants = { expiries: new Map(), refreshTokens: new Map() },
 ): (req: SimRequest) => SimResponse | undefined {
-  const codes = new Map<string, { redirectUri: string; scope: string | undefined; expires: number; none: boolean }>();
+  const codes = new Map<string, { redirectUri: string; scope: string | undefined; expires: number; none: boolean; challenge: string | null }>();
   /** What each issued access token was granted (sim_grant=none: nothing). */
   const issued = new Map<string, { scope: string | undefined; none: boolean }>();
 
@@ -115,6 +121,9 @@ export function oauthServer(
     } catch {
       return error({ status: 400, code: 'invalid_request', message: 'redirect_uri must be an absolute http(s) URL' });
     }
+    const challenge = req.query.get('code_challenge');
+    if (challenge !== null ? req.query.get('code_challenge_method') !== 'S256' : config.pkce === true)
+      return error({ status: 400, code: 'invalid_request', message: 'code_challenge with code_challenge_method S256 is required' });
     if (client.deny || req.query.get('sim_deny') === '1') {
       target.searchParams.set('error', 'access_denied');
       if (config.deny_description !== false) target.searchParams.set('error_description', 'The user denied the authorization request');
@@ -125,6 +134,7 @@ export function oauthServer(
         scope: req.query.get('scope') ?? config.default_scope,
         expires: now() + CODE_TTL_MS,
         none: req.query.get('sim_grant') === 'none',
+        challenge,
       });
       target.searchParams.set('code', code);
     }
@@ -168,6 +178,13 @@ export function oauthServer(
     if (entry === undefined || entry.expires < now()) return error({ status: 400, code: 'invalid_grant', message: 'Invalid or expired code' });
     if (params.redirect_uri !== undefined && params.redirect_uri !== entry.redirectUri)
       return error({ status: 400, code: 'invalid_grant', message: 'redirect_uri does not match the authorization request' });
+    if (
+      entry.challenge !== null &&
+      createHash('sha256')
+        .update(params.code_verifier ?? '')
+        .digest('base64url') !== entry.challenge
+    )
+      return error({ status: 400, code: 'invalid_grant', message: 'code_verifier does not match the code_challenge' });
     codes.delete(params.code as string);
     return issue(entry.scope, config.refresh_tokens === true ? mintRefreshToken(entry.scope, entry.none) : undefined, entry.none);
   };

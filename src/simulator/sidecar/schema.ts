@@ -114,6 +114,7 @@ export const SIDECAR_SCHEMA = {
         expires_in: { type: 'integer', minimum: 1 },
         refresh_tokens: { type: 'boolean' },
         keep_refresh_token: { type: 'boolean' },
+        pkce: { type: 'boolean' },
         grant_types: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z0-9_.:/-]+$' } },
         endpoints: {
           type: 'array',
