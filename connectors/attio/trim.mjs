@@ -4,8 +4,8 @@
 // connectors/attio/connector.yaml uses, with every component they reach through $ref, written as
 // JSON. The copy read is the one Speakeasy's generator fetched into interfere-inc/attio
 // (.speakeasy/out.openapi.yaml, commit 55d8fe5 of 2 March 2026): Attio's text with Speakeasy's
-// overlay, which only adds x-speakeasy-* naming keys; those are dropped here, so what remains is
-// Attio's. Descriptions are cut to their first sentence (at most 240 characters).
+// overlay, which only adds x-speakeasy-* naming keys; those are dropped here, and so is Attio's prose
+// (descriptions and summaries): what is committed is the API's structure, not Attio's text.
 //
 //   git show 55d8fe5:.speakeasy/out.openapi.yaml > /tmp/attio.yaml   # in a clone of interfere-inc/attio
 //   node connectors/attio/trim.mjs /tmp/attio.yaml > connectors/attio/openapi.json
@@ -41,17 +41,19 @@ if (!source) {
 }
 const doc = parse(readFileSync(source, 'utf8'), { maxAliasCount: -1 });
 
-/** Speakeasy's keys dropped, every description cut to its first sentence (at most 240 characters). */
-function clean(value) {
-  if (Array.isArray(value)) return value.map(clean);
+/**
+ * Speakeasy's keys dropped, and Attio's prose (every description and summary outside example
+ * values) left out: what we keep is the structure the connector and its simulator read (paths,
+ * parameters, schemas, enums, examples), not Attio's sentences.
+ */
+function clean(value, inExample = false) {
+  if (Array.isArray(value)) return value.map((v) => clean(v, inExample));
   if (value === null || typeof value !== 'object') return value;
   const out = {};
   for (const [k, v] of Object.entries(value)) {
     if (k.startsWith('x-speakeasy')) continue;
-    if (k === 'description' && typeof v === 'string') {
-      const first = /^[\s\S]*?[.!?](?=\s|$)/.exec(v)?.[0] ?? v;
-      out[k] = first.length > 240 ? `${first.slice(0, 237)}...` : first;
-    } else out[k] = clean(v);
+    if (!inExample && (k === 'description' || k === 'summary') && typeof v === 'string') continue;
+    out[k] = clean(v, inExample || ['example', 'examples', 'default', 'enum', 'const'].includes(k));
   }
   return out;
 }
@@ -122,6 +124,7 @@ const out = {
   openapi: doc.openapi,
   info: {
     ...clean(doc.info),
+    'x-prose-removed-by': 'connectors/attio/trim.mjs: descriptions and summaries are left out (the structure is what the connector and its simulator read)',
     'x-trimmed-by': `connectors/attio/trim.mjs from Attio's openapi (api.attio.com/openapi/api, version ${doc.info.version}): ${Object.entries(KEEP)
       .map(([p, m]) => `${m.join(',').toUpperCase()} ${p}`)
       .join('; ')}`,
