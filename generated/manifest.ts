@@ -1134,6 +1134,12 @@ meta?: {
 [k: string]: string | undefined
 }
 /**
+ * get and list actions (changes, scroll too): statuses answered without a body that mean there is nothing to answer: a list reads no records and no next page (204 No Content for an empty collection, 304 Not Modified for a list asked for with If-Modified-Since), a get no such record (upstream_not_found). A body answered with such a status is read as usual.
+ * 
+ * @minItems 1
+ */
+empty_on?: [number, ...(number)[]]
+/**
  * get: a 2xx body that means "no such record" (GraphQL APIs answer an empty list).
  */
 not_found_when?: string
