@@ -534,6 +534,12 @@ multiline?: boolean
  * A regular expression the whole value must match (anchored); required for a variable of the base URL (e.g. a Zendesk subdomain).
  */
 pattern?: string
+/**
+ * The only values the field takes; a value outside it does not match the variant. A base URL or OAuth URL variable read from such a field may be any of them, and each may be several host labels joined by dots (a data centre's domain suffix: com, eu, com.au), since the manifest then names every host the variable can reach.
+ * 
+ * @minItems 1
+ */
+enum?: [string, ...(string)[]]
 description?: string
 }
 /**
