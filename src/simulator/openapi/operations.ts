@@ -96,7 +96,7 @@ export function storeOperation(ctx: OpenApiContext, parts: StoreParts, request: 
         op,
         r,
         call.parentOf,
-        withBodyFilters(sidecar.filters, call.query, body),
+        withBodyFilters(sidecar.filters, call.query, body, call.req.headers),
         call.origin,
         call.req,
         c.rpc === true ? [call.rpcParent ?? ''] : [],
@@ -300,13 +300,19 @@ function remove(ctx: OpenApiContext, parts: StoreParts, call: Call): SimResponse
 
 /**
  * A list asked for with a JSON body (a report's `{filters: {lastChanged: {value}}}`) filters by the
- * sidecar's filters keyed `body.<dotted path>`: the body's value there joins the query under that key.
+ * sidecar's filters keyed `body.<dotted path>`: the body's value there joins the query under that
+ * key; and by those keyed `header.<name>` (lower case), a request header's value (`If-Modified-Since`).
  */
-function withBodyFilters(filters: Record<string, unknown> | undefined, query: Json, body: unknown): Json {
-  if (filters === undefined || body === null || typeof body !== 'object') return query;
+function withBodyFilters(filters: Record<string, unknown> | undefined, query: Json, body: unknown, headers: SimRequest['headers'] = {}): Json {
+  if (filters === undefined) return query;
   const out: Json = { ...query };
   for (const key of Object.keys(filters)) {
-    if (!key.startsWith('body.')) continue;
+    if (key.startsWith('header.')) {
+      const h = headers[key.slice('header.'.length).toLowerCase()];
+      if (typeof h === 'string' && h !== '') out[key] = h;
+      continue;
+    }
+    if (!key.startsWith('body.') || body === null || typeof body !== 'object') continue;
     const v = getPath(body as Json, key.slice('body.'.length));
     if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[key] = v;
   }

@@ -94,6 +94,15 @@ export const SIDECAR_SCHEMA = {
           },
           no_content_unless: { type: 'string', minLength: 1 },
           example: { type: 'object' },
+          empty: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['status'],
+            properties: {
+              status: { type: 'integer', minimum: 200, maximum: 399 },
+              when_filtered: { type: 'object', additionalProperties: { type: 'integer', minimum: 200, maximum: 399 } },
+            },
+          },
         },
       },
     },

@@ -102,7 +102,15 @@ export interface Sidecar {
   /** `example`: the answer of an operation no resource serves, laid over its sample instead of the description's example (e.g. a token's own user). */
   operations?: Record<
     string,
-    { bad_request?: ErrorOverride; pagination?: Pagination; since?: { param: string; field: string }; no_content_unless?: string; example?: unknown }
+    {
+      bad_request?: ErrorOverride;
+      pagination?: Pagination;
+      since?: { param: string; field: string };
+      no_content_unless?: string;
+      example?: unknown;
+      /** A list with no records answers `status` without a body (204), or, when a filter of `when_filtered` was given, its status (304 after If-Modified-Since). */
+      empty?: { status: number; when_filtered?: Record<string, number> };
+    }
   >;
   oauth?: OAuthConfig;
   /** Requests whose path names no operation are served as if they began with this path: the account a connector's base URL holds (`/v2.1/accounts/<id>`). */
