@@ -272,7 +272,9 @@ function update(ctx: OpenApiContext, parts: StoreParts, call: Call): SimResponse
   // no_content_unless: 204 without a body unless the request asks for the record (returnIssue=true).
   const ask = ctx.sidecar.operations?.[op.key]?.no_content_unless;
   const status = ask !== undefined && query[ask] !== true && query[ask] !== 'true' ? 204 : op.successStatus;
-  const json = status === 204 ? undefined : parts.writes.wrap(op, s.record, r, s);
+  // A vendor answering an update with its outcome and the id only ({data: [{code, details: {id}}]}).
+  const answer = ctx.sidecar.resources?.[r.name]?.updated_answer;
+  const json = status === 204 ? undefined : answer !== undefined ? (fill(answer, s.record) as Json) : parts.writes.wrap(op, s.record, r, s);
   parts.writes.applyNested(nested, String(s.record[r.idField]), json);
   return { status, json };
 }

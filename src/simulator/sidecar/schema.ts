@@ -263,6 +263,7 @@ export const SIDECAR_SCHEMA = {
           text_values: { type: 'array', items: { type: 'string', minLength: 1 } },
           written_as_sent: { type: 'array', items: { type: 'string', minLength: 1 } },
           created_answer: {},
+          updated_answer: {},
           created_by: {
             type: 'array',
             items: {
