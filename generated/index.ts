@@ -35,6 +35,7 @@ import type * as slack from './slack/types.ts';
 import type * as stripe from './stripe/types.ts';
 import type * as trello from './trello/types.ts';
 import type * as zendesk from './zendesk/types.ts';
+import type * as zoho_crm from './zoho_crm/types.ts';
 import type * as zoom from './zoom/types.ts';
 
 /** Every connector type: its action map, credentials union, searchable entities and credential-check info. */
@@ -74,11 +75,12 @@ export interface ConnectorTypes {
   stripe: { actions: stripe.StripeActions; credentials: stripe.StripeCredentials; search: stripe.StripeSearch; check: stripe.StripeCheckInfo };
   trello: { actions: trello.TrelloActions; credentials: trello.TrelloCredentials; search: trello.TrelloSearch; check: trello.TrelloCheckInfo };
   zendesk: { actions: zendesk.ZendeskActions; credentials: zendesk.ZendeskCredentials; search: zendesk.ZendeskSearch; check: zendesk.ZendeskCheckInfo };
+  zoho_crm: { actions: zoho_crm.ZohoCrmActions; credentials: zoho_crm.ZohoCrmCredentials; search: zoho_crm.ZohoCrmSearch; check: zoho_crm.ZohoCrmCheckInfo };
   zoom: { actions: zoom.ZoomActions; credentials: zoom.ZoomCredentials; search: zoom.ZoomSearch; check: zoom.ZoomCheckInfo };
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoho_crm', 'zoom'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
@@ -115,4 +117,5 @@ export type * as slack from './slack/types.ts';
 export type * as stripe from './stripe/types.ts';
 export type * as trello from './trello/types.ts';
 export type * as zendesk from './zendesk/types.ts';
+export type * as zoho_crm from './zoho_crm/types.ts';
 export type * as zoom from './zoom/types.ts';
