@@ -101,7 +101,17 @@ const TYPES = {
   Record_Image: str,
   Full_Name: str,
 };
-const READ_ONLY = new Set(['id', 'Created_Time', 'Modified_Time', 'Created_By', 'Modified_By', 'Full_Name', 'Last_Activity_Time', 'Change_Log_Time__s', 'Locked__s']);
+const READ_ONLY = new Set([
+  'id',
+  'Created_Time',
+  'Modified_Time',
+  'Created_By',
+  'Modified_By',
+  'Full_Name',
+  'Last_Activity_Time',
+  'Change_Log_Time__s',
+  'Locked__s',
+]);
 /** Each module's mandatory field on create (the API reference's "mandatory fields"). */
 const MANDATORY = { Leads: ['Last_Name'], Contacts: ['Last_Name'], Accounts: ['Account_Name'], Deals: ['Deal_Name', 'Stage'] };
 // The name fields are text in the modules that define them (an Account's Account_Name; a Contact's is a lookup).
@@ -175,7 +185,12 @@ const schemas = {
   Error: {
     type: 'object',
     description: `An error (the SDK's APIException: ${modelKeys('record/api_exception').join(', ')})`,
-    properties: { code: { type: 'string', example: 'INVALID_DATA' }, details: { type: 'object' }, message: { type: 'string' }, status: { type: 'string', example: 'error' } },
+    properties: {
+      code: { type: 'string', example: 'INVALID_DATA' },
+      details: { type: 'object' },
+      message: { type: 'string' },
+      status: { type: 'string', example: 'error' },
+    },
     required: ['code', 'message', 'status'],
   },
   ActionResponse: {
@@ -218,10 +233,12 @@ const schemas = {
     type: 'object',
     description: "The organization (the SDK's org Org; the fields an integration reads)",
     properties: Object.fromEntries(
-      ['id', 'company_name', 'domain_name', 'primary_email', 'primary_zuid', 'zgid', 'country_code', 'currency', 'time_zone', 'iso_code', 'max_per_page'].map((k) => {
-        if (!modelKeys('org/org').includes(k)) throw new Error(`the SDK's org has no ${k}`);
-        return [k, k === 'id' ? id : k === 'max_per_page' ? { type: 'integer' } : str];
-      }),
+      ['id', 'company_name', 'domain_name', 'primary_email', 'primary_zuid', 'zgid', 'country_code', 'currency', 'time_zone', 'iso_code', 'max_per_page'].map(
+        (k) => {
+          if (!modelKeys('org/org').includes(k)) throw new Error(`the SDK's org has no ${k}`);
+          return [k, k === 'id' ? id : k === 'max_per_page' ? { type: 'integer' } : str];
+        },
+      ),
     ),
     required: ['id'],
   },
@@ -229,7 +246,9 @@ const schemas = {
 };
 
 const errors = (statuses) =>
-  Object.fromEntries(statuses.map((s) => [String(s), { description: 'Refused', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }]));
+  Object.fromEntries(
+    statuses.map((s) => [String(s), { description: 'Refused', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }]),
+  );
 const json = (ref) => ({ 'application/json': { schema: { $ref: ref } } });
 const paths = {};
 for (const module of MODULES) {
@@ -239,7 +258,12 @@ for (const module of MODULES) {
   for (const f of fields) properties[f] = OWN_TEXT[module]?.includes(f) ? str : (TYPES[f] ?? str);
   schemas[singular] = { type: 'object', description: `A ${singular} (field API names from the SDK's Field.${module})`, properties, required: ['id'] };
   const writable = Object.fromEntries(Object.entries(properties).filter(([k]) => !READ_ONLY.has(k)));
-  schemas[`${singular}Input`] = { type: 'object', properties: writable, additionalProperties: true, description: 'Custom fields are written by their API names too' };
+  schemas[`${singular}Input`] = {
+    type: 'object',
+    properties: writable,
+    additionalProperties: true,
+    description: 'Custom fields are written by their API names too',
+  };
   schemas[`${module}Response`] = {
     type: 'object',
     properties: { data: { type: 'array', items: { $ref: `#/components/schemas/${singular}` } }, info: { $ref: '#/components/schemas/Info' } },
@@ -261,18 +285,23 @@ for (const module of MODULES) {
     },
   });
   const list = {
-    '200': { description: 'Records', content: json(`#/components/schemas/${module}Response`) },
-    '204': { description: 'No records', ...ADDED },
-    '304': { description: 'No record modified since If-Modified-Since', ...ADDED },
+    200: { description: 'Records', content: json(`#/components/schemas/${module}Response`) },
+    204: { description: 'No records', ...ADDED },
+    304: { description: 'No record modified since If-Modified-Since', ...ADDED },
     ...errors([400, 401, 403]),
   };
   paths[`/crm/v8/${module}`] = {
-    get: { operationId: `get${module}`, summary: `getRecords of ${module}`, parameters: [...sdkParams('GetRecordsParam', ['fields']), ...sdkHeaders('GetRecordsHeader')], responses: list },
+    get: {
+      operationId: `get${module}`,
+      summary: `getRecords of ${module}`,
+      parameters: [...sdkParams('GetRecordsParam', ['fields']), ...sdkHeaders('GetRecordsHeader')],
+      responses: list,
+    },
     post: {
       operationId: `create${module}`,
       summary: `createRecords of ${module}`,
       requestBody: body(MANDATORY[module]),
-      responses: { '201': { description: 'Created', content: json('#/components/schemas/ActionWrapper') }, ...errors([400, 401, 403]) },
+      responses: { 201: { description: 'Created', content: json('#/components/schemas/ActionWrapper') }, ...errors([400, 401, 403]) },
     },
   };
   paths[`/crm/v8/${module}/{id}`] = {
@@ -282,8 +311,8 @@ for (const module of MODULES) {
       summary: `getRecord of ${module}`,
       parameters: [...sdkParams('GetRecordParam'), ...sdkHeaders('GetRecordHeader')],
       responses: {
-        '200': { description: 'The record, as the one item of data', content: json(`#/components/schemas/${module}Response`) },
-        '204': { description: 'No such record', ...ADDED },
+        200: { description: 'The record, as the one item of data', content: json(`#/components/schemas/${module}Response`) },
+        204: { description: 'No such record', ...ADDED },
         ...errors([400, 401, 403]),
       },
     },
@@ -291,7 +320,7 @@ for (const module of MODULES) {
       operationId: `update${singular}`,
       summary: `updateRecord of ${module}`,
       requestBody: body([]),
-      responses: { '200': { description: 'Updated', content: json('#/components/schemas/ActionWrapper') }, ...errors([400, 401, 403]) },
+      responses: { 200: { description: 'Updated', content: json('#/components/schemas/ActionWrapper') }, ...errors([400, 401, 403]) },
     },
   };
   paths[`/crm/v8/${module}/search`] = {
@@ -299,7 +328,11 @@ for (const module of MODULES) {
       operationId: `search${module}`,
       summary: `searchRecords of ${module}`,
       parameters: sdkParams('SearchRecordsParam'),
-      responses: { '200': { description: 'Matching records', content: json(`#/components/schemas/${module}Response`) }, '204': { description: 'No match', ...ADDED }, ...errors([400, 401, 403]) },
+      responses: {
+        200: { description: 'Matching records', content: json(`#/components/schemas/${module}Response`) },
+        204: { description: 'No match', ...ADDED },
+        ...errors([400, 401, 403]),
+      },
     },
   };
   paths[`/crm/v8/${module}/deleted`] = {
@@ -308,16 +341,20 @@ for (const module of MODULES) {
       summary: `getDeletedRecords of ${module}`,
       parameters: [...sdkParams('GetDeletedRecordsParam'), ...sdkHeaders('GetDeletedRecordsHeader')],
       responses: {
-        '200': { description: 'Deleted records', content: json('#/components/schemas/DeletedRecords') },
-        '204': { description: 'None', ...ADDED },
-        '304': { description: 'None deleted since If-Modified-Since', ...ADDED },
+        200: { description: 'Deleted records', content: json('#/components/schemas/DeletedRecords') },
+        204: { description: 'None', ...ADDED },
+        304: { description: 'None deleted since If-Modified-Since', ...ADDED },
         ...errors([400, 401, 403]),
       },
     },
   };
 }
 paths['/crm/v8/org'] = {
-  get: { operationId: 'getOrganization', summary: 'getOrganization', responses: { '200': { description: 'The organization', content: json('#/components/schemas/OrgWrapper') }, ...errors([401]) } },
+  get: {
+    operationId: 'getOrganization',
+    summary: 'getOrganization',
+    responses: { 200: { description: 'The organization', content: json('#/components/schemas/OrgWrapper') }, ...errors([401]) },
+  },
 };
 
 const doc = {
