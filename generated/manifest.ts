@@ -554,6 +554,12 @@ multiline?: boolean
  * A regular expression the whole value must match (anchored); required for a variable of the base URL (e.g. a Zendesk subdomain).
  */
 pattern?: string
+/**
+ * The only values the field takes; a value outside it does not match the variant. A base URL or OAuth URL variable read from such a field may be any of them, and each may be several host labels joined by dots (a data centre's domain suffix: com, eu, com.au), since the manifest then names every host the variable can reach.
+ * 
+ * @minItems 1
+ */
+enum?: [string, ...(string)[]]
 description?: string
 }
 /**
@@ -1169,6 +1175,12 @@ meta?: {
  */
 [k: string]: string | undefined
 }
+/**
+ * get and list actions (changes, scroll too): statuses answered without a body that mean there is nothing to answer: a list reads no records and no next page (204 No Content for an empty collection, 304 Not Modified for a list asked for with If-Modified-Since), a get no such record (upstream_not_found). A body answered with such a status is read as usual.
+ * 
+ * @minItems 1
+ */
+empty_on?: [number, ...(number)[]]
 /**
  * get: a 2xx body that means "no such record" (GraphQL APIs answer an empty list).
  */

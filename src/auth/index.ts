@@ -8,6 +8,7 @@ import { SwitchboardError, type ErrorDetail } from '../errors/index.ts';
 import type { FetchLike } from '../http/index.ts';
 import { readBodyCapped } from '../http/response-limit.ts';
 import type { CompiledAuthVariant, LoadedManifest } from '../manifest/index.ts';
+import { fitsUrlVariable } from '../manifest/url-variables.ts';
 import { compileTemplate } from '../templates/index.ts';
 
 export type Credentials = Record<string, unknown>;
@@ -68,7 +69,6 @@ export function redactCredentials(variant: CompiledAuthVariant, credentials: Cre
 }
 
 /** What one URL variable may be (as for base URLs): one host label or path segment. */
-const URL_TOKEN = /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$|^[A-Za-z0-9]$/;
 
 /**
  * An OAuth URL of the variant with its `{{credentials.<field>}}` variables filled in (Zendesk's
@@ -81,8 +81,9 @@ export function oauthUrl(variant: Pick<OAuth2Auth, 'name' | 'fields'>, url: stri
   return url.replace(/\{\{\s*([^}]*?)\s*\}\}/g, (_, expr: string) => {
     const name = /^credentials\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(expr)?.[1];
     const value = name === undefined ? undefined : credentials[name];
-    const pattern = name === undefined ? undefined : variant.fields[name]?.pattern;
-    const fits = typeof value === 'string' && URL_TOKEN.test(value) && (pattern === undefined || new RegExp(`^(?:${pattern})$`, 'u').test(value));
+    const field = name === undefined ? undefined : variant.fields[name];
+    const pattern = field?.pattern;
+    const fits = fitsUrlVariable(value, field) && (pattern === undefined || new RegExp(`^(?:${pattern})$`, 'u').test(value));
     if (!fits) {
       const message =
         value === undefined || value === '' ? 'is required (it is part of the OAuth URLs)' : 'must be one host label or path segment matching its pattern';

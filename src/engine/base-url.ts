@@ -1,9 +1,7 @@
 /** Upstream base URLs given by people (CLI flags, env vars, library options) are checked here. */
 import { SwitchboardError } from '../errors/index.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
-
-/** What one base URL variable may be: a host label or a path segment, never a dot, slash, "@", ":" or "%". */
-const URL_TOKEN = /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$|^[A-Za-z0-9]$/;
+import { fitsUrlVariable } from '../manifest/url-variables.ts';
 
 /**
  * The base URL without trailing slashes, or `invalid_base_url` with the fix spelled out: the most
@@ -44,12 +42,16 @@ export function renderBaseUrl(
   for (const [root, key] of t.references) {
     const where = root === 'config' ? ctx.config : ctx.credentials;
     const value = key === undefined ? undefined : where[key];
-    if (typeof value === 'string' && URL_TOKEN.test(value)) continue;
+    // A credential field with an enum (in any variant: the manifest lists every value) may name a domain suffix.
+    const field = root === 'config' || key === undefined ? undefined : manifest.manifest.auth.map((v) => v.fields[key]).find((f) => f?.enum !== undefined);
+    if (fitsUrlVariable(value, field)) continue;
     const code = root === 'config' ? 'invalid_params' : 'invalid_credentials';
     const message =
       value === undefined || value === null || value === ''
         ? 'is required (it is part of the base URL)'
-        : 'must be one host label or path segment (letters, digits, "-", "_")';
+        : field?.enum !== undefined
+          ? `must be one of ${field.enum.join(', ')}`
+          : 'must be one host label or path segment (letters, digits, "-", "_")';
     throw new SwitchboardError(code, `${manifest.type}: ${root}.${String(key)} ${message}`, { errors: [{ path: `/${root}/${String(key)}`, message }] });
   }
   return checkBaseUrl(String(t.render(ctx)));

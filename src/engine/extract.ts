@@ -10,6 +10,7 @@ export function extractList(
   a: CompiledAction,
   raw: RawResult,
 ): { records: Record<string, unknown>[]; meta: Record<string, unknown> } {
+  if (raw.nothing === true) return { records: [], meta: Object.fromEntries(a.meta.map(([k]) => [k, null])) };
   const records = a.records?.render(raw.ctx);
   if (!Array.isArray(records)) {
     throw protocolError(manifest, a, raw, `expected a list of records at ${a.records?.source ?? 'records'}`);
@@ -24,7 +25,7 @@ export function extractList(
 }
 
 export function extractRecord(manifest: LoadedManifest, a: CompiledAction, raw: RawResult): Record<string, unknown> {
-  if (a.notFoundWhen !== undefined && truthy(a.notFoundWhen.render(raw.ctx))) {
+  if (raw.nothing === true || (a.notFoundWhen !== undefined && truthy(a.notFoundWhen.render(raw.ctx)))) {
     throw new SwitchboardError('upstream_not_found', `${manifest.type} has no such ${a.entity} record`, { details: { upstream_status: raw.status } });
   }
   const rec = a.record?.render(raw.ctx);

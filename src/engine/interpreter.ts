@@ -150,7 +150,10 @@ export class ConnectorRuntime {
       let next: NextPage = null;
       let loop: unknown;
       try {
-        next = a.pagination === undefined ? null : nextPage(a.pagination, { params: p, records, ctx: raw.ctx, headers: raw.headers }, tracker);
+        next =
+          a.pagination === undefined || raw.nothing === true
+            ? null
+            : nextPage(a.pagination, { params: p, records, ctx: raw.ctx, headers: raw.headers }, tracker);
       } catch (e) {
         // A repeated cursor: hand over this page's records first, then fail.
         loop = e;

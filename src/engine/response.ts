@@ -49,6 +49,8 @@ export function interpretResponse(
   const ctx: TemplateContext = { body, status: res.status, params, [RESPONSE_HEADERS]: headers };
   // Response headers as a plain object only when a template reads them.
   Object.defineProperty(ctx, 'headers', { enumerable: true, get: headersGetter });
+  // A status the action names as "nothing to answer" (204 for an empty list, 304 for nothing modified since), without a body.
+  if (a.emptyOn?.includes(res.status) === true && text.trim() === '') return { status: res.status, headers, body: undefined, ctx, nothing: true };
   const upstreamBody = isJson ? body : snippet(text);
   const base = { upstream_status: res.status, upstream_body: upstreamBody };
   if (res.status >= 200 && res.status < 300) {

@@ -116,6 +116,8 @@ export interface RawResult {
   ctx: TemplateContext;
   /** A 2xx answer without a body, to an action with response.on_empty: read the record back. */
   empty?: true;
+  /** An answer without a body whose status the action's response.empty_on lists: no records, or no such record. */
+  nothing?: true;
   /** The body as a stream (CallPlan.stream): the proxy's. */
   stream?: Readable;
 }

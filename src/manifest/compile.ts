@@ -44,6 +44,8 @@ export interface CompiledAction {
   record?: Template;
   meta: [string, Template][];
   notFoundWhen?: Template;
+  /** response.empty_on: statuses answered without a body that mean nothing to answer (no records; no such record). */
+  emptyOn?: number[];
   /** response.on_empty: a 2xx answer without a body is read back with this action of the entity, its params rendered from the call; or its record is rendered from the call. */
   onEmpty?: { action: ActionName; params: [string, Template][] } | { record: Template };
   /** Per-record field rewrites (response.map). */

@@ -34,6 +34,7 @@ export function credentialsSchema(variant: AuthVariant, title?: string): JsonSch
     properties[name] = {
       type: f.type,
       ...(f.pattern !== undefined ? { pattern: anchored(f.pattern) } : {}),
+      ...(f.enum !== undefined ? { enum: [...f.enum] } : {}),
       ...(f.description ? { description: f.description } : {}),
     };
     if (f.required !== false) required.push(name);

@@ -61,7 +61,8 @@
  *                   own name), `match` equals (default), since (field >= value), before (field <=
  *                   value), after (field > value), until (field < value) — numbers when both are
  *                   numeric (e.g. ts), else ISO times — and `any`: values that match every
- *                   record (state=all).
+ *                   record (state=all). A key header.<name> filters by a request header
+ *                   (header.if-modified-since), body.<path> by a JSON body's value.
  *   unknown_query:  reject (400) or ignore (default) query parameters the description lacks.
  *   not_found:      the 404 for a record that does not exist (or a path id the description's
  *                   type rules out), by path parameter name, with `default` for the rest.
@@ -72,6 +73,8 @@
  *                   operation with its own pagination or since also shows soft-deleted records.
  *                   no_content_unless (an update): 204 without a body unless this query param
  *                   is true (e.g. edit: returnIssue=true answers the issue, else 204).
+ *                   empty (a list): {status, when_filtered}: an empty page answers that status
+ *                   without a body (204), or when_filtered's for a filter given (304).
  *   oauth:          a simulated authorization-code flow (oauth.ts): its two paths, token response,
  *                   refresh tokens (rotated, or kept with keep_refresh_token), expires_in,
  *                   and `endpoints`: more JSON answers about a grant (Atlassian's

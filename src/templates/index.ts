@@ -158,6 +158,11 @@ const HELPERS: Record<string, Helper> = {
     Array.isArray(arr) && typeof key === 'string' ? arr.find((x) => (x as Record<string, unknown> | null)?.[key] === value) : undefined,
   /** The arrays given, one after the other (arguments that are not arrays are left out). */
   concat: (...args) => args.filter(Array.isArray).flat(1),
+  /** Objects merged key by key, a later one winning (a record's typed fields and its custom ones); non-objects skipped, undefined when none. */
+  merge: (...args) => {
+    const objects = args.filter((a): a is Record<string, unknown> => a !== null && typeof a === 'object' && !Array.isArray(a));
+    return objects.length === 0 ? undefined : Object.assign({}, ...objects);
+  },
   /** An object from alternating key/value arguments, dropping undefined values. */
   object: (...args) => {
     const out: Record<string, unknown> = {};

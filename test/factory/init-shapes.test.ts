@@ -18,6 +18,7 @@ import { pathShapes } from '../../src/simulator/openapi/path-shape.ts';
 type Rec = Record<string, any>;
 const SHAPES = 'test/fixtures/factory/path-shapes.yaml';
 const PASCAL = 'test/fixtures/factory/pascal-envelopes.yaml';
+const ONE_ITEM = 'test/fixtures/factory/one-item-data.yaml';
 
 async function scaffold(file: string): Promise<Rec> {
   const s = await scaffoldFromOpenApi(file, { type: 'acme', descriptionPath: 'openapi.yaml', source: 'test' });
@@ -88,5 +89,15 @@ describe('envelopes and ids of a PascalCase API', () => {
     expect(reports.primary_key).toBe('ReportID');
     expect(reports.actions.list.response.records).toBe('{{body.Rows}}');
     expect(reports.actions.get.response.record).toBe('{{first body.Reports}}');
+  });
+});
+
+describe('a record answered as the one item of a list', () => {
+  it('unwraps a get answered as {data: [record], info} and reads the record schema from it', async () => {
+    const leads = (await scaffold(ONE_ITEM))['entities'].leads;
+    expect(leads.primary_key).toBe('id');
+    expect(leads.actions.get.response.record).toBe('{{first body.data}}');
+    expect(Object.keys(leads.record.properties)).toEqual(['id', 'Last_Name', 'Email']);
+    expect(leads.actions.list.response.records).toBe('{{body.data}}');
   });
 });

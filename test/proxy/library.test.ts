@@ -106,6 +106,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   // Zendesk's simulator checks that Basic auth is present, not its token: the wrong-credentials half is skipped for it.
   ['zendesk', { method: 'GET', path: '/api/v2/tickets', query: 'sort=-updated_at&page[size]=2', checksSecret: false }],
   ['zoom', { method: 'GET', path: '/users/me' }],
+  ['zoho_crm', { method: 'GET', path: '/crm/v8/org' }],
 ];
 
 describe("the proxy against every connector's simulator", () => {

@@ -26,6 +26,13 @@ describe('newId', () => {
     expect(newId(r, 'dx-f43daeeaef504760851f727007e0b5d0')).toMatch(/^\d{16}$/);
   });
 
+  it('keeps the length of a 64-bit number kept as text (17 to 19 digits), else makes 16 digits', () => {
+    const r = rand();
+    expect(newId(r, '5843104000000425001')).toMatch(/^[1-9]\d{18}$/);
+    expect(newId(r, '58431040000004250')).toMatch(/^[1-9]\d{16}$/);
+    expect(newId(r, '123456789012')).toMatch(/^\d{16}$/);
+  });
+
   it("keeps a digit-led three-character type prefix before a mixed-case key (Okta's users, groups, apps)", () => {
     const r = rand();
     for (const like of ['00u1f96ECLNVOKVMUSEA', '00g1emaKYZTWRYYRRTSK', '0oa1gjh63g214q0Hq0g4']) {

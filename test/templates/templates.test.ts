@@ -115,6 +115,14 @@ describe('entries', () => {
     expect(compileTemplate("{{find body.accounts 'is_default' 'yes'}}").render({ body: { accounts } })).toBeUndefined();
     expect(compileTemplate("{{find body.x 'a' 1}}").render({ body: { x: 'not a list' } })).toBeUndefined();
     expect(compileTemplate('{{concat body.a body.b body.c}}').render({ body: { a: [1, 2], b: [[3]], c: 'x' } })).toEqual([1, 2, [3]]);
+    const merge = compileTemplate("{{merge (omit params 'extra') params.extra}}");
+    expect(merge.render({ params: { Last_Name: 'Burns', Email: 'a@b.c', extra: { Region__c: 'EU', Email: 'x@y.z' } } })).toEqual({
+      Last_Name: 'Burns',
+      Email: 'x@y.z',
+      Region__c: 'EU',
+    });
+    expect(merge.render({ params: { Last_Name: 'Burns' } })).toEqual({ Last_Name: 'Burns' });
+    expect(compileTemplate('{{merge body.a body.b}}').render({ body: { a: 'x', b: [1] } })).toBeUndefined();
     expect(compileTemplate('{{concat body.a body.missing}}').render({ body: { a: [1] } })).toEqual([1]);
     const host = "{{first (split (last (split (get (find body.accounts 'is_default' true) 'base_uri') '//')) '.')}}";
     expect(compileTemplate(host).render({ body: { accounts } })).toBe('na3');

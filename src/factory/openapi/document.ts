@@ -5,7 +5,7 @@
 import $RefParser from '@apidevtools/json-schema-ref-parser';
 import { SwitchboardError } from '../../errors/index.ts';
 import { flatten, isArraySchema, isObjectSchema, propertiesOf, type OpenApiSchema } from '../json-schema.ts';
-import { oneItemWhy, unwrapSingle } from './envelope.ts';
+import { hasIdField, oneItemWhy, unwrapSingle } from './envelope.ts';
 import { norm } from './names.ts';
 
 export { norm, singular } from './names.ts';
@@ -175,6 +175,12 @@ export function findRecord(
   const ownId = props.some(([k]) => k === 'id' || k === 'gid' || k === 'uuid');
   if (envelope && !ownId && (props.length <= 3 || envelope[0] === 'data'))
     return { path: [envelope[0]], schema: flatten(envelope[1]), why: `record unwrapped from "${envelope[0]}"` };
+  // A record answered as the one item of a list under a usual envelope name, beside paging: {data: [{id, ...}], info: {...}}.
+  const oneOfList = ownId
+    ? undefined
+    : props.find(([k, v]) => RECORD_KEYS.includes(k) && isArraySchema(v) && hasIdField(flatten(flatten(v)['items']), singular));
+  if (oneOfList !== undefined)
+    return { path: [oneOfList[0]], schema: flatten(flatten(oneOfList[1])['items']), first: true, why: oneItemWhy(oneOfList[0], true) };
   // No usual envelope name, but maybe an envelope all the same ({"Contacts": [{ContactID...}]}, {"contact": {...}}).
   const { found, doubt } = ownId ? {} : unwrapSingle(schema, plural ?? singular);
   if (found !== undefined) return { path: [found.key], schema: found.schema, ...(found.first ? { first: true } : {}), why: found.why };

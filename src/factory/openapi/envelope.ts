@@ -15,7 +15,10 @@ export interface Unwrapped {
   why: string;
 }
 
-const hasId = (schema: OpenApiSchema, entity: string): boolean => propertiesOf(schema).some(([k]) => idLikeness(k, entity) >= 2);
+/** An object schema with an id-like field of the entity's (`id`, `ContactID`...). */
+export const hasIdField = (schema: OpenApiSchema, entity: string): boolean =>
+  isObjectSchema(schema) && propertiesOf(schema).some(([k]) => idLikeness(k, entity) >= 2);
+const hasId = hasIdField;
 
 /** The record inside an envelope of the body, when the body has no id and one object or array of objects does; else a guess to make, if the body looks like an envelope. */
 export function unwrapSingle(body: OpenApiSchema | undefined, entity: string): { found?: Unwrapped; doubt?: string } {

@@ -45,6 +45,8 @@ export function checkAction(
   const record = res.record !== undefined ? check.template([...at, 'response', 'record'], res.record, resScope) : undefined;
   const notFoundWhen = res.not_found_when !== undefined ? check.template([...at, 'response', 'not_found_when'], res.not_found_when, resScope) : undefined;
   const onEmpty = compileOnEmpty(check, at, name, res.on_empty, entityActions, resScope);
+  if (res.empty_on !== undefined && !LIST_ACTIONS.has(name) && name !== 'get')
+    check.add([...at, 'response', 'empty_on'], 'empty_on is for get and list actions (a write answered without a body reads on_empty)');
   const map: [string, Template][] = [];
   for (const [k, src] of Object.entries(res.map ?? {})) {
     const t = src === undefined ? undefined : check.template([...at, 'response', 'map', k], src, { roots: new Set(['record', 'params']), params, config });
@@ -69,6 +71,7 @@ export function checkAction(
     meta,
     map,
     ...(notFoundWhen ? { notFoundWhen } : {}),
+    ...(res.empty_on !== undefined ? { emptyOn: [...res.empty_on] } : {}),
     ...(onEmpty ? { onEmpty } : {}),
     ...(pagination ? { pagination } : {}),
     ...(nextReq && pg !== undefined && 'param' in pg ? { nextRequest: { param: pg.param, request: nextReq } } : {}),

@@ -5,9 +5,10 @@
  */
 import type { Template } from '../../templates/index.ts';
 import { anchored } from '../schemas.ts';
+import { isDottedLabels } from '../url-variables.ts';
 import { AUTH_ROOTS, type CheckContext, type Path } from './checker.ts';
 
-type FieldRules = Record<string, { pattern?: string; secret?: boolean } | undefined>;
+type FieldRules = Record<string, { pattern?: string; enum?: string[]; secret?: boolean } | undefined>;
 
 /** Base URLs with variables (default, regions, per-variant, OAuth), compiled by their source text. */
 export function checkBaseUrls(ctx: CheckContext): Map<string, Template> {
@@ -66,11 +67,14 @@ function baseUrlTemplate({ m, check, config }: CheckContext, at: Path, source: s
         );
     } else if (root === 'credentials') {
       const f = credentialFields[key];
-      if (f !== undefined && f.pattern === undefined)
+      if (f !== undefined && f.pattern === undefined && f.enum === undefined)
         check.add(
           at,
-          `credentials.${key} is a variable of the base URL, so its field needs a pattern that keeps the request on the vendor's host, e.g. pattern: "[a-z0-9][a-z0-9-]{0,62}"`,
+          `credentials.${key} is a variable of the base URL, so its field needs a pattern (or enum) that keeps the request on the vendor's host, e.g. pattern: "[a-z0-9][a-z0-9-]{0,62}"`,
         );
+      for (const v of f?.enum ?? [])
+        if (!isDottedLabels(v))
+          check.add(at, `credentials.${key} is a variable of the base URL, so each of its enum values must be host labels joined by dots, not "${v}"`);
       if (f?.secret === true) check.add(at, `credentials.${key} is secret, and a base URL is not: use a non-secret field`);
     }
   }

@@ -215,7 +215,17 @@ export class ConnectPageKit {
               const f = v.fields[name];
               return f === undefined
                 ? []
-                : [{ name, label: humanize(name), hint: f.description, secret: false, required: f.required !== false, type: f.type, pattern: f.pattern }];
+                : [
+                    {
+                      name,
+                      label: humanize(name),
+                      hint: f.description,
+                      secret: false,
+                      required: f.required !== false,
+                      type: f.type,
+                      pattern: f.pattern ?? f.enum?.map((e) => e.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'),
+                    },
+                  ];
             })
           : Object.entries(v.fields).flatMap(([name, f]): FormField[] =>
               f === undefined

@@ -123,7 +123,10 @@ export function preConsentCredentials(manifest: LoadedManifest, variant: OAuth2A
     } catch {
       errors.push({
         path: `/credentials/${name}`,
-        message: `must be a string matching ${f?.pattern !== undefined ? `^(?:${f.pattern})$` : 'one host label or path segment'}`,
+        message:
+          f?.enum !== undefined
+            ? `must be one of ${f.enum.join(', ')}`
+            : `must be a string matching ${f?.pattern !== undefined ? `^(?:${f.pattern})$` : 'one host label or path segment'}`,
       });
     }
   }

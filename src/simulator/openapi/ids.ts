@@ -84,7 +84,9 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     const n = Math.max(3, like.length);
     return String(10 ** (n - 1) + Math.floor(rand() * 9 * 10 ** (n - 1)));
   }
-  const digits = Array.from({ length: 16 }, (_, i) => Math.floor(rand() * (i === 0 ? 9 : 10)) + (i === 0 ? 1 : 0)).join('');
+  // A 64-bit number kept as text (17 to 19 digits, a CRM's record id "5843104000000425001"): as many digits; else 16.
+  const length = typeof like === 'string' && /^[1-9]\d{16,18}$/.test(like) ? like.length : 16;
+  const digits = Array.from({ length }, (_, i) => Math.floor(rand() * (i === 0 ? 9 : 10)) + (i === 0 ? 1 : 0)).join('');
   return typeof like === 'string' && /^[0-9a-f]{20,}$/.test(like) && /[a-f]/.test(like) ? Buffer.from(digits).toString('hex').slice(0, like.length) : digits;
 }
 

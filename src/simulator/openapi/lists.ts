@@ -140,6 +140,11 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
     }
     const cursorDef = cursorParam === undefined ? undefined : paramSchema(cursorParam);
     const numericCursor = cursorDef?.type === 'integer' || cursorDef?.type === 'number';
+    // A vendor that answers an empty list without a body: 204, or 304 when it was asked what changed since (If-Modified-Since).
+    if (opConf?.empty !== undefined && rows.length === 0) {
+      const filtered = Object.entries(opConf.empty.when_filtered ?? {}).find(([k]) => query[k] !== undefined && query[k] !== '');
+      return { status: filtered?.[1] ?? opConf.empty.status };
+    }
     let offset: number | undefined = 0;
     // A cursor naming a record of the list starts after it (e.g. starting_after=<id>).
     const after =

@@ -105,7 +105,7 @@ export function storeOperation(ctx: OpenApiContext, parts: StoreParts, request: 
         op,
         r,
         call.parentOf,
-        withBodyFilters(sidecar.filters, c.rpc === true ? { ...scalarsOf(body), ...call.query } : call.query, body, op),
+        withBodyFilters(sidecar.filters, c.rpc === true ? { ...scalarsOf(body), ...call.query } : call.query, body, op, call.req.headers),
         call.origin,
         call.req,
         c.rpc === true ? [call.rpcParent ?? ''] : [],
@@ -287,7 +287,9 @@ function update(ctx: OpenApiContext, parts: StoreParts, call: Call): SimResponse
   // no_content_unless: 204 without a body unless the request asks for the record (returnIssue=true).
   const ask = ctx.sidecar.operations?.[op.key]?.no_content_unless;
   const status = ask !== undefined && query[ask] !== true && query[ask] !== 'true' ? 204 : op.successStatus;
-  const json = status === 204 ? undefined : parts.writes.wrap(op, s.record, r, s);
+  // A vendor answering an update with its outcome and the id only ({data: [{code, details: {id}}]}).
+  const answer = ctx.sidecar.resources?.[r.name]?.updated_answer;
+  const json = status === 204 ? undefined : answer !== undefined ? (fill(answer, s.record) as Json) : parts.writes.wrap(op, s.record, r, s);
   parts.writes.applyNested(nested, String(idAt(s.record, r.idField)), json);
   return { status, json };
 }
@@ -315,17 +317,23 @@ function remove(ctx: OpenApiContext, parts: StoreParts, call: Call): SimResponse
 
 /**
  * A list asked for with a JSON body (a report's `{filters: {lastChanged: {value}}}`) filters by the
- * sidecar's filters keyed `body.<dotted path>`: the body's value there joins the query under that key.
+ * sidecar's filters keyed `body.<dotted path>`: the body's value there joins the query under that
+ * key; and by those keyed `header.<name>` (lower case), a request header's value (`If-Modified-Since`).
  */
-function withBodyFilters(filters: Record<string, unknown> | undefined, query: Json, body: unknown, op: Operation): Json {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return query;
+function withBodyFilters(filters: Record<string, unknown> | undefined, query: Json, body: unknown, op: Operation, headers: SimRequest['headers'] = {}): Json {
+  const isObject = body !== null && typeof body === 'object' && !Array.isArray(body);
   // A POST query's own page fields ({limit, offset}) are read as a GET's query parameters would be.
   const out: Json =
-    op.method === 'POST'
+    isObject && op.method === 'POST'
       ? { ...Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v === 'number' || typeof v === 'string')), ...query }
       : { ...query };
   for (const key of Object.keys(filters ?? {})) {
-    if (!key.startsWith('body.')) continue;
+    if (key.startsWith('header.')) {
+      const h = headers[key.slice('header.'.length).toLowerCase()];
+      if (typeof h === 'string' && h !== '') out[key] = h;
+      continue;
+    }
+    if (!key.startsWith('body.') || !isObject) continue;
     const v = getPath(body as Json, key.slice('body.'.length));
     if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[key] = v;
   }

@@ -66,12 +66,14 @@ function compositeIdField(d: Description, recordProps: Record<string, Json>, idP
   return part === undefined ? undefined : `id.${part}`;
 }
 
-/** The record's schema in a get's answer: the answer, its envelope's value, or the items of a one-record array (`{"Invoices": [{...}]}`). */
+const ID_FIELDS: ReadonlySet<string> = new Set(['id', 'gid', 'uuid']);
+
+/** The record's schema in a get's answer: the answer, its envelope's value, or the items of a one-record array (`{"Invoices": [{...}]}`, `{data: [{id, ...}], info}`). */
 function recordPointer(d: Description, responseRef: string | undefined, name: string): string | undefined {
   if (responseRef === undefined) return undefined;
   const env = envelopeOf(d, d.schemaAt(responseRef), name);
   if (env !== undefined) return pointerOfProperty(d, responseRef, env);
-  const listed = listedEnvelopeOf(d, d.schemaAt(responseRef), name);
+  const listed = listedEnvelopeOf(d, d.schemaAt(responseRef), name, ID_FIELDS);
   const arrayRef = listed === undefined ? undefined : pointerOfProperty(d, responseRef, listed);
   if (arrayRef === undefined) return responseRef;
   const items = d.resolve<Json>(d.at(arrayRef)).items as Json | undefined;

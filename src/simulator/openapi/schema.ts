@@ -42,18 +42,24 @@ export function envelopeOf(d: Description, schema: Json | undefined, resource?: 
 
 /**
  * The plural key of a single-record body that holds the record as the one item of an array
- * (`{"Invoices": [{...}]}` for resource Invoices), or undefined.
+ * (`{"Invoices": [{...}]}` for resource Invoices), or undefined. With the record's own field
+ * names, a usual envelope key holding such an array counts too when its items declare one of them
+ * (`{data: [{Last_Name, ...}], info}`; not `{data: [{code, details, status}]}`, a write's outcome).
  */
-export function listedEnvelopeOf(d: Description, schema: Json | undefined, resource: string | undefined): string | undefined {
+export function listedEnvelopeOf(
+  d: Description,
+  schema: Json | undefined,
+  resource: string | undefined,
+  recordFields?: ReadonlySet<string>,
+): string | undefined {
   if (resource === undefined) return undefined;
   const props = propertiesOf(d, schema);
   const loose = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
   if (Object.keys(props).length > 5 || ['id', 'gid', 'uuid'].some((k) => props[k] !== undefined)) return undefined;
-  return Object.keys(props).find(
-    (k) =>
-      loose(k) === loose(resource.split('/').at(-1) ?? resource) &&
-      isArraySchema(d, props[k]) &&
-      Object.keys(propertiesOf(d, d.resolve(props[k]).items as Json)).length > 0,
+  const itemFields = (k: string): string[] => (isArraySchema(d, props[k]) ? Object.keys(propertiesOf(d, d.resolve(props[k]).items as Json)) : []);
+  return (
+    Object.keys(props).find((k) => loose(k) === loose(resource.split('/').at(-1) ?? resource) && itemFields(k).length > 0) ??
+    (recordFields === undefined ? undefined : ENVELOPE_KEYS.find((k) => props[k] !== undefined && itemFields(k).some((f) => recordFields.has(f))))
   );
 }
 

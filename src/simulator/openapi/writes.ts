@@ -25,6 +25,9 @@ export interface Writes {
 export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
   const { d, sidecar, classified, resources, sample, seed } = ctx;
   const { stamp } = rules;
+  /** The record's own field names (for envelopes that hold it as the one item of a list). */
+  const recordFieldsOf = (r: Resource | undefined): Set<string> | undefined =>
+    r?.recordRef === undefined ? undefined : new Set(Object.keys(propertiesOf(d, d.schemaAt(r.recordRef))));
   const wrap = (op: Operation, record: unknown, r?: Resource, stored?: StoredRecord): unknown => {
     const resource = classified.get(op.key)?.resource;
     // A declared record property wraps the answers that have it (create and move: {metadata}); a method answering the record itself (a get) is not wrapped.
@@ -34,7 +37,8 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
         ? declaredEnv
         : envelopeOf(d, d.schemaAt(op.responseRef), resource);
     // The record as the one item of an array under the resource's plural key ({"Invoices": [{...}]}).
-    const listed = env === undefined ? listedEnvelopeOf(d, d.schemaAt(op.responseRef), resource) : undefined;
+    const recordFields = recordFieldsOf(r ?? (resource === undefined ? undefined : resources.get(resource)));
+    const listed = env === undefined ? listedEnvelopeOf(d, d.schemaAt(op.responseRef), resource, recordFields) : undefined;
     if (listed !== undefined) return { ...((sample(op.responseRef) ?? {}) as Json), [listed]: [record] };
     if (env === undefined) {
       // A create or update answered with a schema of its own (e.g. CreatedIssue {id, key, self}):
@@ -65,7 +69,9 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
   };
   const unwrapBody = (op: Operation, body: unknown): Json => {
     const resource = classified.get(op.key)?.resource;
-    const env = envelopeOf(d, d.schemaAt(op.bodyRef), resource) ?? listedEnvelopeOf(d, d.schemaAt(op.bodyRef), resource);
+    const env =
+      envelopeOf(d, d.schemaAt(op.bodyRef), resource) ??
+      listedEnvelopeOf(d, d.schemaAt(op.bodyRef), resource, recordFieldsOf(resource === undefined ? undefined : resources.get(resource)));
     const wrapped = env !== undefined && body !== null && typeof body === 'object' ? (body as Json)[env] : body;
     // A record sent as the one item of an array ({"Invoices": [{...}]}): that item.
     const inner = Array.isArray(wrapped) && wrapped.length === 1 ? wrapped[0] : wrapped;

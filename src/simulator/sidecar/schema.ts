@@ -97,6 +97,15 @@ export const SIDECAR_SCHEMA = {
           example: { type: 'object' },
           item: { type: 'object' },
           collections: { type: 'object', additionalProperties: { type: 'string' } },
+          empty: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['status'],
+            properties: {
+              status: { type: 'integer', minimum: 200, maximum: 399 },
+              when_filtered: { type: 'object', additionalProperties: { type: 'integer', minimum: 200, maximum: 399 } },
+            },
+          },
         },
       },
     },
@@ -258,6 +267,7 @@ export const SIDECAR_SCHEMA = {
           text_values: { type: 'array', items: { type: 'string', minLength: 1 } },
           written_as_sent: { type: 'array', items: { type: 'string', minLength: 1 } },
           created_answer: {},
+          updated_answer: {},
           created_by: {
             type: 'array',
             items: {

@@ -39,6 +39,8 @@ export interface ResourceSidecar {
   written_as_sent?: string[];
   /** A create's answer instead of the record: a template filled with the created record's fields (a vendor answering only the new id). */
   created_answer?: unknown;
+  /** An update's answer instead of the record, filled the same way (a vendor answering only the outcome and the id). */
+  updated_answer?: unknown;
   /** The record seeded and created records start from ({{n}}, {{id}}, {{now}} filled). */
   template?: Record<string, unknown>;
   /** Fields answered only when the query parameter `param` names them (e.g. include=transcript). */
@@ -114,6 +116,8 @@ export interface Sidecar {
       item?: Record<string, unknown>;
       /** Body keys answered with every record of a resource (an answer holding several resources at once: a sync endpoint's). */
       collections?: Record<string, string>;
+      /** A list with no records answers `status` without a body (204), or, when a filter of `when_filtered` was given, its status (304 after If-Modified-Since). */
+      empty?: { status: number; when_filtered?: Record<string, number> };
     }
   >;
   oauth?: OAuthConfig;
