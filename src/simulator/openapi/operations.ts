@@ -212,7 +212,8 @@ function create(ctx: OpenApiContext, parts: StoreParts, call: Call, appended: (r
     undefined,
     undefined,
     fromExample,
-    pathParams,
+    // A path parameter naming a record of this resource by an alias (a folder made under `root`) is that record's id.
+    parts.records.unaliased(r, pathParams),
   );
   // A create that names its record in the path (PUT /groups/{groupId}/users/{userId}: Okta's membership) keeps that id.
   const named = c.rpc === true && c.idParam !== undefined ? pathParams[c.idParam] : undefined;

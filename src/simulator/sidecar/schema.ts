@@ -383,7 +383,20 @@ export const SIDECAR_SCHEMA = {
             ],
           },
           id_field: { type: 'string' },
-          path_fields: { type: 'object', additionalProperties: { type: 'string' } },
+          path_fields: {
+            type: 'object',
+            additionalProperties: {
+              anyOf: [
+                { type: 'string' },
+                {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['field'],
+                  properties: { field: { type: 'string' }, match: { enum: ['equals', 'contains'] } },
+                },
+              ],
+            },
+          },
           response: {},
         },
       },
