@@ -27,6 +27,7 @@ import type * as linear from './linear/types.ts';
 import type * as monday from './monday/types.ts';
 import type * as notion from './notion/types.ts';
 import type * as okta from './okta/types.ts';
+import type * as onedrive from './onedrive/types.ts';
 import type * as outlook from './outlook/types.ts';
 import type * as pipedrive from './pipedrive/types.ts';
 import type * as sendgrid from './sendgrid/types.ts';
@@ -66,6 +67,7 @@ export interface ConnectorTypes {
   monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
   notion: { actions: notion.NotionActions; credentials: notion.NotionCredentials; search: notion.NotionSearch; check: notion.NotionCheckInfo };
   okta: { actions: okta.OktaActions; credentials: okta.OktaCredentials; search: okta.OktaSearch; check: okta.OktaCheckInfo };
+  onedrive: { actions: onedrive.OnedriveActions; credentials: onedrive.OnedriveCredentials; search: onedrive.OnedriveSearch; check: onedrive.OnedriveCheckInfo };
   outlook: { actions: outlook.OutlookActions; credentials: outlook.OutlookCredentials; search: outlook.OutlookSearch; check: outlook.OutlookCheckInfo };
   pipedrive: { actions: pipedrive.PipedriveActions; credentials: pipedrive.PipedriveCredentials; search: pipedrive.PipedriveSearch; check: pipedrive.PipedriveCheckInfo };
   sendgrid: { actions: sendgrid.SendgridActions; credentials: sendgrid.SendgridCredentials; search: sendgrid.SendgridSearch; check: sendgrid.SendgridCheckInfo };
@@ -78,7 +80,7 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'onedrive', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
@@ -107,6 +109,7 @@ export type * as linear from './linear/types.ts';
 export type * as monday from './monday/types.ts';
 export type * as notion from './notion/types.ts';
 export type * as okta from './okta/types.ts';
+export type * as onedrive from './onedrive/types.ts';
 export type * as outlook from './outlook/types.ts';
 export type * as pipedrive from './pipedrive/types.ts';
 export type * as sendgrid from './sendgrid/types.ts';

@@ -9809,6 +9809,122 @@ export interface components {
             };
             user_id: string;
         };
+        /** OnedriveDriveItemsCreateParams */
+        OnedriveDriveItemsCreateParams: {
+            /**
+             * @description When the name is taken: fail (Graph's default), replace, or rename (a number added)
+             * @enum {string}
+             */
+            conflict_behavior?: "fail" | "replace" | "rename";
+            description?: string;
+            name: string;
+            /** @description The parent folder's id, or root */
+            parent_id: string;
+        };
+        /** OnedriveDriveItemSearchListParams */
+        OnedriveDriveItemSearchListParams: {
+            /** @description The query, e.g. budget (no single quotes) */
+            q: string;
+            /** @description Properties to answer ($select) */
+            select?: ("id" | "name" | "description" | "size" | "webUrl" | "eTag" | "cTag" | "createdDateTime" | "lastModifiedDateTime" | "createdBy" | "lastModifiedBy" | "parentReference" | "file" | "folder" | "image" | "photo" | "video" | "audio" | "package" | "root" | "remoteItem" | "shared" | "specialFolder" | "fileSystemInfo" | "deleted" | "malware")[];
+            top?: number;
+        };
+        /** OnedriveDriveItemsGetParams */
+        OnedriveDriveItemsGetParams: {
+            item_id: string;
+            /** @description Properties to answer ($select) */
+            select?: ("id" | "name" | "description" | "size" | "webUrl" | "eTag" | "cTag" | "createdDateTime" | "lastModifiedDateTime" | "createdBy" | "lastModifiedBy" | "parentReference" | "file" | "folder" | "image" | "photo" | "video" | "audio" | "package" | "root" | "remoteItem" | "shared" | "specialFolder" | "fileSystemInfo" | "deleted" | "malware")[];
+        };
+        /** OnedriveDriveItemsListParams */
+        OnedriveDriveItemsListParams: {
+            /** @description A folder's id, or root */
+            folder_id: string;
+            /** @description Order ($orderby) */
+            orderby?: ("name" | "name desc" | "lastModifiedDateTime" | "lastModifiedDateTime desc" | "size" | "size desc" | "createdDateTime" | "createdDateTime desc")[];
+            /** @description Properties to answer ($select) */
+            select?: ("id" | "name" | "description" | "size" | "webUrl" | "eTag" | "cTag" | "createdDateTime" | "lastModifiedDateTime" | "createdBy" | "lastModifiedBy" | "parentReference" | "file" | "folder" | "image" | "photo" | "video" | "audio" | "package" | "root" | "remoteItem" | "shared" | "specialFolder" | "fileSystemInfo" | "deleted" | "malware")[];
+            /** @description Page size ($top); Graph answers 200 by default */
+            top?: number;
+        };
+        /** OnedriveDriveItemsUpdateParams */
+        OnedriveDriveItemsUpdateParams: {
+            description?: string;
+            item_id: string;
+            name?: string;
+            /** @description The folder to move the item to */
+            parent_id?: string;
+        };
+        /** OnedriveDrivesGetParams */
+        OnedriveDrivesGetParams: {
+            drive_id: string;
+            select?: ("id" | "name" | "description" | "driveType" | "webUrl" | "createdDateTime" | "lastModifiedDateTime" | "owner" | "quota" | "createdBy" | "lastModifiedBy")[];
+        };
+        /** OnedriveDrivesListParams */
+        OnedriveDrivesListParams: {
+            /** @description Properties to answer ($select) */
+            select?: ("id" | "name" | "description" | "driveType" | "webUrl" | "createdDateTime" | "lastModifiedDateTime" | "owner" | "quota" | "createdBy" | "lastModifiedBy")[];
+            /** @description Page size ($top) */
+            top?: number;
+        };
+        /**
+         * OnedriveExecuteRequest
+         * @description Execute on a OneDrive connector (type onedrive)
+         */
+        OnedriveExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "drives";
+            params?: components["schemas"]["OnedriveDrivesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "drives";
+            params: components["schemas"]["OnedriveDrivesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "drives";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "drive_items";
+            params: components["schemas"]["OnedriveDriveItemsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "drive_items";
+            params: components["schemas"]["OnedriveDriveItemsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "drive_items";
+            params: components["schemas"]["OnedriveDriveItemsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "drive_items";
+            params: components["schemas"]["OnedriveDriveItemsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "drive_items";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "drive_item_search";
+            params: components["schemas"]["OnedriveDriveItemSearchListParams"];
+        };
         /** OutlookCalendarsCreateParams */
         OutlookCalendarsCreateParams: {
             /** @enum {string} */
@@ -16618,7 +16734,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OnedriveExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

@@ -87,6 +87,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['linear', { method: 'POST', path: '/graphql', body: { query: '{ viewer { id name } }' } }],
   ['monday', { method: 'POST', path: '/v2', body: { query: '{ me { id } }' } }],
   ['notion', { method: 'GET', path: '/users/me' }],
+  ['onedrive', { method: 'GET', path: '/me/drive', query: '$select=id,driveType,quota' }],
   ['outlook', { method: 'GET', path: '/me/mailFolders/inbox' }],
   ['pipedrive', { method: 'GET', path: '/v1/users/me' }],
   ['shopify', { method: 'POST', path: '/admin/api/2026-10/graphql.json', body: { query: '{ shop { id myshopifyDomain } }' } }],
