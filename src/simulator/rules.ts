@@ -175,15 +175,15 @@ export function readPath(value: unknown, path: string): unknown {
  */
 export function fill(template: unknown, vars: Record<string, unknown>): unknown {
   if (typeof template === 'string') {
-    // {{name}}, {{a.b}} (a dotted path), {{a.b*1000}} (a number scaled).
+    // {{name}}, {{a.b}} (a dotted path), {{a.b*1000}} (a number scaled); names may hold dashes (a path parameter's: {{site-id}}).
     const value = (path: string, scale: string | undefined): unknown => {
       const v = readPath(vars, path);
       return scale !== undefined && typeof v === 'number' ? v * Number(scale) : v;
     };
-    const whole = /^\{\{([\w.]+)(?:\*(\d+))?\}\}$/.exec(template);
+    const whole = /^\{\{([\w.-]+)(?:\*(\d+))?\}\}$/.exec(template);
     if (whole !== null) return value(whole[1] as string, whole[2]);
     if (unfilled(template, vars)) return null;
-    return template.replace(/\{\{([\w.]+)(?:\*(\d+))?\}\}/g, (_, k: string, n: string | undefined) => String(value(k, n)));
+    return template.replace(/\{\{([\w.-]+)(?:\*(\d+))?\}\}/g, (_, k: string, n: string | undefined) => String(value(k, n)));
   }
   if (Array.isArray(template)) return template.map((t) => fill(t, vars));
   if (template === null || typeof template !== 'object') return template;
@@ -196,7 +196,7 @@ export function fill(template: unknown, vars: Record<string, unknown>): unknown 
 
 /** Whether a template holds a placeholder that fills with nothing. */
 function unfilled(template: unknown, vars: Record<string, unknown>): boolean {
-  if (typeof template === 'string') return [...template.matchAll(/\{\{([\w.]+)(?:\*\d+)?\}\}/g)].some((m) => readPath(vars, m[1] as string) === undefined);
+  if (typeof template === 'string') return [...template.matchAll(/\{\{([\w.-]+)(?:\*\d+)?\}\}/g)].some((m) => readPath(vars, m[1] as string) === undefined);
   if (template !== null && typeof template === 'object') return Object.values(template as Json).some((v) => unfilled(v, vars));
   return false;
 }

@@ -268,6 +268,13 @@ function update(ctx: OpenApiContext, parts: StoreParts, call: Call): SimResponse
   const fields = parts.writes.unwrapBody(op, call.body);
   delete fields[r.idField];
   const nested = parts.writes.takeNested(op, fields);
+  // An update of one object field (Graph's listItem /fields): the body merges into it, and it is the answer.
+  if (c.field !== undefined) {
+    const held = s.record[c.field];
+    s.record[c.field] = { ...(isPlainObject(held) ? held : {}), ...fields };
+    parts.records.stamp(r, s.record, 'updated', new Date().toISOString());
+    return { status: op.successStatus, json: s.record[c.field] as Json };
+  }
   call.write(s.record, fields, true);
   parts.records.stamp(r, s.record, 'updated', new Date().toISOString());
   // no_content_unless: 204 without a body unless the request asks for the record (returnIssue=true).

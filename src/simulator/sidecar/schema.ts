@@ -190,7 +190,7 @@ export const SIDECAR_SCHEMA = {
               {
                 type: 'object',
                 additionalProperties: false,
-                required: ['operation', 'id_query'],
+                required: ['operation'],
                 properties: { operation: { type: 'string', pattern: '^GET /' }, id_query: { type: 'string', minLength: 1 } },
               },
               operationKey,
