@@ -31,6 +31,7 @@ import type * as onedrive from './onedrive/types.ts';
 import type * as outlook from './outlook/types.ts';
 import type * as pipedrive from './pipedrive/types.ts';
 import type * as sendgrid from './sendgrid/types.ts';
+import type * as sharepoint from './sharepoint/types.ts';
 import type * as shopify from './shopify/types.ts';
 import type * as slack from './slack/types.ts';
 import type * as stripe from './stripe/types.ts';
@@ -71,6 +72,7 @@ export interface ConnectorTypes {
   outlook: { actions: outlook.OutlookActions; credentials: outlook.OutlookCredentials; search: outlook.OutlookSearch; check: outlook.OutlookCheckInfo };
   pipedrive: { actions: pipedrive.PipedriveActions; credentials: pipedrive.PipedriveCredentials; search: pipedrive.PipedriveSearch; check: pipedrive.PipedriveCheckInfo };
   sendgrid: { actions: sendgrid.SendgridActions; credentials: sendgrid.SendgridCredentials; search: sendgrid.SendgridSearch; check: sendgrid.SendgridCheckInfo };
+  sharepoint: { actions: sharepoint.SharepointActions; credentials: sharepoint.SharepointCredentials; search: sharepoint.SharepointSearch; check: sharepoint.SharepointCheckInfo };
   shopify: { actions: shopify.ShopifyActions; credentials: shopify.ShopifyCredentials; search: shopify.ShopifySearch; check: shopify.ShopifyCheckInfo };
   slack: { actions: slack.SlackActions; credentials: slack.SlackCredentials; search: slack.SlackSearch; check: slack.SlackCheckInfo };
   stripe: { actions: stripe.StripeActions; credentials: stripe.StripeCredentials; search: stripe.StripeSearch; check: stripe.StripeCheckInfo };
@@ -80,7 +82,7 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'onedrive', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'onedrive', 'outlook', 'pipedrive', 'sendgrid', 'sharepoint', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
@@ -113,6 +115,7 @@ export type * as onedrive from './onedrive/types.ts';
 export type * as outlook from './outlook/types.ts';
 export type * as pipedrive from './pipedrive/types.ts';
 export type * as sendgrid from './sendgrid/types.ts';
+export type * as sharepoint from './sharepoint/types.ts';
 export type * as shopify from './shopify/types.ts';
 export type * as slack from './slack/types.ts';
 export type * as stripe from './stripe/types.ts';

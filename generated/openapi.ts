@@ -11733,6 +11733,202 @@ export interface components {
             on_behalf_of?: string;
             template_id: string;
         };
+        /**
+         * SharepointExecuteRequest
+         * @description Execute on a SharePoint connector (type sharepoint)
+         */
+        SharepointExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "sites";
+            params?: components["schemas"]["SharepointSitesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "sites";
+            params: components["schemas"]["SharepointSitesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "sites";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "site_by_path";
+            params: components["schemas"]["SharepointSiteByPathGetParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["SharepointListsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["SharepointListsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["SharepointListsCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "list_items";
+            params: components["schemas"]["SharepointListItemsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "list_items";
+            params: components["schemas"]["SharepointListItemsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "list_items";
+            params: components["schemas"]["SharepointListItemsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "list_items";
+            params: components["schemas"]["SharepointListItemsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "list_items";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "site_drive_items";
+            params: components["schemas"]["SharepointSiteDriveItemsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "site_drive_items";
+            params: components["schemas"]["SharepointSiteDriveItemsGetParams"];
+        };
+        /** SharepointListItemsCreateParams */
+        SharepointListItemsCreateParams: {
+            /** @description Column values by column name, e.g. {Title: Widget, Color: Blue} */
+            fields: Record<string, never>;
+            list_id: string;
+            site_id: string;
+        };
+        /** SharepointListItemsGetParams */
+        SharepointListItemsGetParams: {
+            item_id: string;
+            list_id: string;
+            site_id: string;
+        };
+        /** SharepointListItemsListParams */
+        SharepointListItemsListParams: {
+            /** @description OData $filter on fields, e.g. fields/Status eq 'Open' (an indexed column) */
+            filter?: string;
+            list_id: string;
+            orderby?: ("createdDateTime" | "createdDateTime desc" | "lastModifiedDateTime" | "lastModifiedDateTime desc")[];
+            site_id: string;
+            /** @description Page size ($top) */
+            top?: number;
+        };
+        /** SharepointListItemsUpdateParams */
+        SharepointListItemsUpdateParams: {
+            /** @description Column values to set by column name */
+            fields: Record<string, never>;
+            item_id: string;
+            list_id: string;
+            site_id: string;
+        };
+        /** SharepointListsCreateParams */
+        SharepointListsCreateParams: {
+            /** @description Column definitions, e.g. [{name: Author, text: {}}, {name: PageCount, number: {}}] */
+            columns?: {
+                boolean?: Record<string, never>;
+                /** @description {choices: [...]} */
+                choice?: Record<string, never>;
+                currency?: Record<string, never>;
+                dateTime?: Record<string, never>;
+                description?: string;
+                name: string;
+                number?: Record<string, never>;
+                personOrGroup?: Record<string, never>;
+                text?: Record<string, never>;
+            }[];
+            description?: string;
+            display_name: string;
+            site_id: string;
+            /**
+             * @description Default genericList
+             * @enum {string}
+             */
+            template?: "genericList" | "documentLibrary" | "tasks" | "events" | "contacts" | "links" | "announcements" | "survey" | "issueTracking";
+        };
+        /** SharepointListsGetParams */
+        SharepointListsGetParams: {
+            list_id: string;
+            site_id: string;
+        };
+        /** SharepointListsListParams */
+        SharepointListsListParams: {
+            /** @description OData $filter, e.g. list/hidden eq false */
+            filter?: string;
+            site_id: string;
+            top?: number;
+        };
+        /** SharepointSiteByPathGetParams */
+        SharepointSiteByPathGetParams: {
+            /** @description e.g. contoso.sharepoint.com */
+            hostname: string;
+            /** @description Properties to answer ($select) */
+            select?: ("id" | "name" | "displayName" | "description" | "webUrl" | "createdDateTime" | "lastModifiedDateTime" | "siteCollection" | "root")[];
+            /** @description The name after /sites/, e.g. marketing */
+            site_name: string;
+        };
+        /** SharepointSiteDriveItemsGetParams */
+        SharepointSiteDriveItemsGetParams: {
+            item_id: string;
+            site_id: string;
+        };
+        /** SharepointSiteDriveItemsListParams */
+        SharepointSiteDriveItemsListParams: {
+            site_id: string;
+            top?: number;
+        };
+        /** SharepointSitesGetParams */
+        SharepointSitesGetParams: {
+            /** @description Properties to answer ($select) */
+            select?: ("id" | "name" | "displayName" | "description" | "webUrl" | "createdDateTime" | "lastModifiedDateTime" | "siteCollection" | "root")[];
+            site_id: string;
+        };
+        /** SharepointSitesListParams */
+        SharepointSitesListParams: {
+            /** @description Keywords, or * for all */
+            search?: string;
+            /** @description Properties to answer ($select) */
+            select?: ("id" | "name" | "displayName" | "description" | "webUrl" | "createdDateTime" | "lastModifiedDateTime" | "siteCollection" | "root")[];
+            /** @description Page size ($top) */
+            top?: number;
+        };
         /** ShopifyCustomersCreateParams */
         ShopifyCustomersCreateParams: {
             /** Format: email */
@@ -16734,7 +16930,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OnedriveExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OnedriveExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SharepointExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

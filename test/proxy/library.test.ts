@@ -90,6 +90,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['onedrive', { method: 'GET', path: '/me/drive', query: '$select=id,driveType,quota' }],
   ['outlook', { method: 'GET', path: '/me/mailFolders/inbox' }],
   ['pipedrive', { method: 'GET', path: '/v1/users/me' }],
+  ['sharepoint', { method: 'GET', path: '/sites/root', query: '$select=id,siteCollection,webUrl' }],
   ['shopify', { method: 'POST', path: '/admin/api/2026-10/graphql.json', body: { query: '{ shop { id myshopifyDomain } }' } }],
   ['okta', { method: 'GET', path: '/api/v1/users/me' }],
   ['sendgrid', { method: 'GET', path: '/marketing/contacts' }],
