@@ -27,15 +27,16 @@ import type * as linear from './linear/types.ts';
 import type * as monday from './monday/types.ts';
 import type * as notion from './notion/types.ts';
 import type * as okta from './okta/types.ts';
+import type * as onedrive from './onedrive/types.ts';
 import type * as outlook from './outlook/types.ts';
 import type * as pipedrive from './pipedrive/types.ts';
 import type * as sendgrid from './sendgrid/types.ts';
+import type * as sharepoint from './sharepoint/types.ts';
 import type * as shopify from './shopify/types.ts';
 import type * as slack from './slack/types.ts';
 import type * as stripe from './stripe/types.ts';
 import type * as trello from './trello/types.ts';
 import type * as zendesk from './zendesk/types.ts';
-import type * as zoho_crm from './zoho_crm/types.ts';
 import type * as zoom from './zoom/types.ts';
 
 /** Every connector type: its action map, credentials union, searchable entities and credential-check info. */
@@ -67,20 +68,21 @@ export interface ConnectorTypes {
   monday: { actions: monday.MondayActions; credentials: monday.MondayCredentials; search: monday.MondaySearch; check: monday.MondayCheckInfo };
   notion: { actions: notion.NotionActions; credentials: notion.NotionCredentials; search: notion.NotionSearch; check: notion.NotionCheckInfo };
   okta: { actions: okta.OktaActions; credentials: okta.OktaCredentials; search: okta.OktaSearch; check: okta.OktaCheckInfo };
+  onedrive: { actions: onedrive.OnedriveActions; credentials: onedrive.OnedriveCredentials; search: onedrive.OnedriveSearch; check: onedrive.OnedriveCheckInfo };
   outlook: { actions: outlook.OutlookActions; credentials: outlook.OutlookCredentials; search: outlook.OutlookSearch; check: outlook.OutlookCheckInfo };
   pipedrive: { actions: pipedrive.PipedriveActions; credentials: pipedrive.PipedriveCredentials; search: pipedrive.PipedriveSearch; check: pipedrive.PipedriveCheckInfo };
   sendgrid: { actions: sendgrid.SendgridActions; credentials: sendgrid.SendgridCredentials; search: sendgrid.SendgridSearch; check: sendgrid.SendgridCheckInfo };
+  sharepoint: { actions: sharepoint.SharepointActions; credentials: sharepoint.SharepointCredentials; search: sharepoint.SharepointSearch; check: sharepoint.SharepointCheckInfo };
   shopify: { actions: shopify.ShopifyActions; credentials: shopify.ShopifyCredentials; search: shopify.ShopifySearch; check: shopify.ShopifyCheckInfo };
   slack: { actions: slack.SlackActions; credentials: slack.SlackCredentials; search: slack.SlackSearch; check: slack.SlackCheckInfo };
   stripe: { actions: stripe.StripeActions; credentials: stripe.StripeCredentials; search: stripe.StripeSearch; check: stripe.StripeCheckInfo };
   trello: { actions: trello.TrelloActions; credentials: trello.TrelloCredentials; search: trello.TrelloSearch; check: trello.TrelloCheckInfo };
   zendesk: { actions: zendesk.ZendeskActions; credentials: zendesk.ZendeskCredentials; search: zendesk.ZendeskSearch; check: zendesk.ZendeskCheckInfo };
-  zoho_crm: { actions: zoho_crm.ZohoCrmActions; credentials: zoho_crm.ZohoCrmCredentials; search: zoho_crm.ZohoCrmSearch; check: zoho_crm.ZohoCrmCheckInfo };
   zoom: { actions: zoom.ZoomActions; credentials: zoom.ZoomCredentials; search: zoom.ZoomSearch; check: zoom.ZoomCheckInfo };
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoho_crm', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'onedrive', 'outlook', 'pipedrive', 'sendgrid', 'sharepoint', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
@@ -109,13 +111,14 @@ export type * as linear from './linear/types.ts';
 export type * as monday from './monday/types.ts';
 export type * as notion from './notion/types.ts';
 export type * as okta from './okta/types.ts';
+export type * as onedrive from './onedrive/types.ts';
 export type * as outlook from './outlook/types.ts';
 export type * as pipedrive from './pipedrive/types.ts';
 export type * as sendgrid from './sendgrid/types.ts';
+export type * as sharepoint from './sharepoint/types.ts';
 export type * as shopify from './shopify/types.ts';
 export type * as slack from './slack/types.ts';
 export type * as stripe from './stripe/types.ts';
 export type * as trello from './trello/types.ts';
 export type * as zendesk from './zendesk/types.ts';
-export type * as zoho_crm from './zoho_crm/types.ts';
 export type * as zoom from './zoom/types.ts';

@@ -1274,9 +1274,9 @@ variables?: {
  */
 export interface Sync {
 /**
- * The list action a full sync pages through; default list. scroll is a sync-only action (e.g. a scroll API that reaches past the list's page limit).
+ * The list action a full sync pages through; default list. scroll is a sync-only action (e.g. a scroll API that reaches past the list's page limit). changes: the sync-only changes action, for a change feed that lists everything when given no mark and ends with the next run's (Graph's delta).
  */
-action?: ("list" | "scroll")
+action?: ("list" | "scroll" | "changes")
 /**
  * Fixed params for the sync list (e.g. the largest page size).
  */
@@ -1285,9 +1285,9 @@ params?: {
 }
 incremental?: {
 /**
- * param (default): a list param asks for changes since the last run. sorted: the sync params sort newest change first, and paging stops at the first record older than the last run. token: the last page of a run answers a token (list_meta field `token`: Google's nextSyncToken) that the next run sends in `param` for what changed since; the token replaces the mark (no record field is compared).
+ * param (default): a list param asks for changes since the last run. sorted: the sync params sort newest change first, and paging stops at the first record older than the last run. token: the last page of a run answers a token (list_meta field `token`: Google's nextSyncToken) that the next run sends in `param` for what changed since; the token replaces the mark (no record field is compared). link: as token, but the token is a URL (Graph's @odata.deltaLink) that the next run requests as is, as a next page of the incremental action (on the base URL's origin only).
  */
-mode?: ("param" | "sorted" | "token")
+mode?: ("param" | "sorted" | "token" | "link")
 /**
  * modes param and token: the list param that asks for records changed since a point (the mark, or the token).
  */
@@ -1307,7 +1307,7 @@ params?: {
 [k: string]: unknown | undefined
 }
 /**
- * mode param: the action incremental runs page through; default list. changes is a sync-only action (e.g. a search endpoint filtered on the change time); full refreshes still use list.
+ * The action incremental runs page through; default list. changes is a sync-only action (e.g. a search endpoint filtered on the change time); full refreshes use sync.action.
  */
 action?: ("list" | "changes")
 /**
@@ -1317,7 +1317,7 @@ action?: ("list" | "changes")
  */
 resync_on?: [number, ...(number)[]]
 /**
- * mode token: the list_meta field that holds, on a run's last page, the token the next run sends (e.g. next_sync_token).
+ * modes token and link: the list_meta field that holds, on a run's last page, the token the next run sends (e.g. next_sync_token), or the URL it requests (link: e.g. delta_link).
  */
 token?: string
 /**

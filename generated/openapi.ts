@@ -9809,6 +9809,122 @@ export interface components {
             };
             user_id: string;
         };
+        /** OnedriveDriveItemsCreateParams */
+        OnedriveDriveItemsCreateParams: {
+            /**
+             * @description When the name is taken: fail (Graph's default), replace, or rename (a number added)
+             * @enum {string}
+             */
+            conflict_behavior?: "fail" | "replace" | "rename";
+            description?: string;
+            name: string;
+            /** @description The parent folder's id, or root */
+            parent_id: string;
+        };
+        /** OnedriveDriveItemSearchListParams */
+        OnedriveDriveItemSearchListParams: {
+            /** @description The query, e.g. budget (no single quotes) */
+            q: string;
+            /** @description Properties to answer ($select) */
+            select?: ("id" | "name" | "description" | "size" | "webUrl" | "eTag" | "cTag" | "createdDateTime" | "lastModifiedDateTime" | "createdBy" | "lastModifiedBy" | "parentReference" | "file" | "folder" | "image" | "photo" | "video" | "audio" | "package" | "root" | "remoteItem" | "shared" | "specialFolder" | "fileSystemInfo" | "deleted" | "malware")[];
+            top?: number;
+        };
+        /** OnedriveDriveItemsGetParams */
+        OnedriveDriveItemsGetParams: {
+            item_id: string;
+            /** @description Properties to answer ($select) */
+            select?: ("id" | "name" | "description" | "size" | "webUrl" | "eTag" | "cTag" | "createdDateTime" | "lastModifiedDateTime" | "createdBy" | "lastModifiedBy" | "parentReference" | "file" | "folder" | "image" | "photo" | "video" | "audio" | "package" | "root" | "remoteItem" | "shared" | "specialFolder" | "fileSystemInfo" | "deleted" | "malware")[];
+        };
+        /** OnedriveDriveItemsListParams */
+        OnedriveDriveItemsListParams: {
+            /** @description A folder's id, or root */
+            folder_id: string;
+            /** @description Order ($orderby) */
+            orderby?: ("name" | "name desc" | "lastModifiedDateTime" | "lastModifiedDateTime desc" | "size" | "size desc" | "createdDateTime" | "createdDateTime desc")[];
+            /** @description Properties to answer ($select) */
+            select?: ("id" | "name" | "description" | "size" | "webUrl" | "eTag" | "cTag" | "createdDateTime" | "lastModifiedDateTime" | "createdBy" | "lastModifiedBy" | "parentReference" | "file" | "folder" | "image" | "photo" | "video" | "audio" | "package" | "root" | "remoteItem" | "shared" | "specialFolder" | "fileSystemInfo" | "deleted" | "malware")[];
+            /** @description Page size ($top); Graph answers 200 by default */
+            top?: number;
+        };
+        /** OnedriveDriveItemsUpdateParams */
+        OnedriveDriveItemsUpdateParams: {
+            description?: string;
+            item_id: string;
+            name?: string;
+            /** @description The folder to move the item to */
+            parent_id?: string;
+        };
+        /** OnedriveDrivesGetParams */
+        OnedriveDrivesGetParams: {
+            drive_id: string;
+            select?: ("id" | "name" | "description" | "driveType" | "webUrl" | "createdDateTime" | "lastModifiedDateTime" | "owner" | "quota" | "createdBy" | "lastModifiedBy")[];
+        };
+        /** OnedriveDrivesListParams */
+        OnedriveDrivesListParams: {
+            /** @description Properties to answer ($select) */
+            select?: ("id" | "name" | "description" | "driveType" | "webUrl" | "createdDateTime" | "lastModifiedDateTime" | "owner" | "quota" | "createdBy" | "lastModifiedBy")[];
+            /** @description Page size ($top) */
+            top?: number;
+        };
+        /**
+         * OnedriveExecuteRequest
+         * @description Execute on a OneDrive connector (type onedrive)
+         */
+        OnedriveExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "drives";
+            params?: components["schemas"]["OnedriveDrivesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "drives";
+            params: components["schemas"]["OnedriveDrivesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "drives";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "drive_items";
+            params: components["schemas"]["OnedriveDriveItemsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "drive_items";
+            params: components["schemas"]["OnedriveDriveItemsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "drive_items";
+            params: components["schemas"]["OnedriveDriveItemsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "drive_items";
+            params: components["schemas"]["OnedriveDriveItemsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "drive_items";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "drive_item_search";
+            params: components["schemas"]["OnedriveDriveItemSearchListParams"];
+        };
         /** OutlookCalendarsCreateParams */
         OutlookCalendarsCreateParams: {
             /** @enum {string} */
@@ -11616,6 +11732,202 @@ export interface components {
             name?: string;
             on_behalf_of?: string;
             template_id: string;
+        };
+        /**
+         * SharepointExecuteRequest
+         * @description Execute on a SharePoint connector (type sharepoint)
+         */
+        SharepointExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "sites";
+            params?: components["schemas"]["SharepointSitesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "sites";
+            params: components["schemas"]["SharepointSitesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "sites";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "site_by_path";
+            params: components["schemas"]["SharepointSiteByPathGetParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["SharepointListsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["SharepointListsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["SharepointListsCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "list_items";
+            params: components["schemas"]["SharepointListItemsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "list_items";
+            params: components["schemas"]["SharepointListItemsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "list_items";
+            params: components["schemas"]["SharepointListItemsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "list_items";
+            params: components["schemas"]["SharepointListItemsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "list_items";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "site_drive_items";
+            params: components["schemas"]["SharepointSiteDriveItemsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "site_drive_items";
+            params: components["schemas"]["SharepointSiteDriveItemsGetParams"];
+        };
+        /** SharepointListItemsCreateParams */
+        SharepointListItemsCreateParams: {
+            /** @description Column values by column name, e.g. {Title: Widget, Color: Blue} */
+            fields: Record<string, never>;
+            list_id: string;
+            site_id: string;
+        };
+        /** SharepointListItemsGetParams */
+        SharepointListItemsGetParams: {
+            item_id: string;
+            list_id: string;
+            site_id: string;
+        };
+        /** SharepointListItemsListParams */
+        SharepointListItemsListParams: {
+            /** @description OData $filter on fields, e.g. fields/Status eq 'Open' (an indexed column) */
+            filter?: string;
+            list_id: string;
+            orderby?: ("createdDateTime" | "createdDateTime desc" | "lastModifiedDateTime" | "lastModifiedDateTime desc")[];
+            site_id: string;
+            /** @description Page size ($top) */
+            top?: number;
+        };
+        /** SharepointListItemsUpdateParams */
+        SharepointListItemsUpdateParams: {
+            /** @description Column values to set by column name */
+            fields: Record<string, never>;
+            item_id: string;
+            list_id: string;
+            site_id: string;
+        };
+        /** SharepointListsCreateParams */
+        SharepointListsCreateParams: {
+            /** @description Column definitions, e.g. [{name: Author, text: {}}, {name: PageCount, number: {}}] */
+            columns?: {
+                boolean?: Record<string, never>;
+                /** @description {choices: [...]} */
+                choice?: Record<string, never>;
+                currency?: Record<string, never>;
+                dateTime?: Record<string, never>;
+                description?: string;
+                name: string;
+                number?: Record<string, never>;
+                personOrGroup?: Record<string, never>;
+                text?: Record<string, never>;
+            }[];
+            description?: string;
+            display_name: string;
+            site_id: string;
+            /**
+             * @description Default genericList
+             * @enum {string}
+             */
+            template?: "genericList" | "documentLibrary" | "tasks" | "events" | "contacts" | "links" | "announcements" | "survey" | "issueTracking";
+        };
+        /** SharepointListsGetParams */
+        SharepointListsGetParams: {
+            list_id: string;
+            site_id: string;
+        };
+        /** SharepointListsListParams */
+        SharepointListsListParams: {
+            /** @description OData $filter, e.g. list/hidden eq false */
+            filter?: string;
+            site_id: string;
+            top?: number;
+        };
+        /** SharepointSiteByPathGetParams */
+        SharepointSiteByPathGetParams: {
+            /** @description e.g. contoso.sharepoint.com */
+            hostname: string;
+            /** @description Properties to answer ($select) */
+            select?: ("id" | "name" | "displayName" | "description" | "webUrl" | "createdDateTime" | "lastModifiedDateTime" | "siteCollection" | "root")[];
+            /** @description The name after /sites/, e.g. marketing */
+            site_name: string;
+        };
+        /** SharepointSiteDriveItemsGetParams */
+        SharepointSiteDriveItemsGetParams: {
+            item_id: string;
+            site_id: string;
+        };
+        /** SharepointSiteDriveItemsListParams */
+        SharepointSiteDriveItemsListParams: {
+            site_id: string;
+            top?: number;
+        };
+        /** SharepointSitesGetParams */
+        SharepointSitesGetParams: {
+            /** @description Properties to answer ($select) */
+            select?: ("id" | "name" | "displayName" | "description" | "webUrl" | "createdDateTime" | "lastModifiedDateTime" | "siteCollection" | "root")[];
+            site_id: string;
+        };
+        /** SharepointSitesListParams */
+        SharepointSitesListParams: {
+            /** @description Keywords, or * for all */
+            search?: string;
+            /** @description Properties to answer ($select) */
+            select?: ("id" | "name" | "displayName" | "description" | "webUrl" | "createdDateTime" | "lastModifiedDateTime" | "siteCollection" | "root")[];
+            /** @description Page size ($top) */
+            top?: number;
         };
         /** ShopifyCustomersCreateParams */
         ShopifyCustomersCreateParams: {
@@ -13731,670 +14043,6 @@ export interface components {
             /** @description The id of the user */
             user_id: number;
             verified?: boolean;
-        };
-        /** ZohoCrmAccountsCreateParams */
-        ZohoCrmAccountsCreateParams: {
-            account_name: string;
-            account_number?: string;
-            account_site?: string;
-            account_type?: string;
-            annual_revenue?: number;
-            billing_city?: string;
-            billing_code?: string;
-            billing_country?: string;
-            billing_state?: string;
-            billing_street?: string;
-            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
-            custom_fields?: Record<string, never>;
-            description?: string;
-            employees?: number;
-            fax?: string;
-            industry?: string;
-            /** @description { id } of the user */
-            owner?: {
-                id?: string;
-            };
-            ownership?: string;
-            /** @description { id } of the record */
-            parent_account?: {
-                id?: string;
-            };
-            phone?: string;
-            rating?: string;
-            shipping_city?: string;
-            shipping_code?: string;
-            shipping_country?: string;
-            shipping_state?: string;
-            shipping_street?: string;
-            sic_code?: string;
-            ticker_symbol?: string;
-            /** @description Automation to run (default all; [] for none) */
-            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
-            website?: string;
-        };
-        /** ZohoCrmAccountsGetParams */
-        ZohoCrmAccountsGetParams: {
-            /** @description Field API names to answer, comma separated (default: every field) */
-            fields?: string;
-            /** @description The record's id: 19 digits, as text */
-            id: string;
-        };
-        /** ZohoCrmAccountsListParams */
-        ZohoCrmAccountsListParams: {
-            /**
-             * @description Records awaiting approval too (default true)
-             * @enum {string}
-             */
-            approved?: "true" | "false" | "both";
-            /** @description A custom view's id (not with sort_by) */
-            cvid?: string;
-            /** @description Field API names to answer, comma separated (at most 50); default Account_Name,Account_Number,Account_Type,Industry,Phone,Website,Annual_Revenue,Employees,Billing_City,Billing_Country,Parent_Account,Owner,Created_Time,Modified_Time */
-            fields?: string;
-            /** @description Record ids, comma separated (at most 100) */
-            ids?: string;
-            /** @description With territory_id, its child territories' records too */
-            include_child?: boolean;
-            /**
-             * Format: date-time
-             * @description Only records modified at or after this time (sent as If-Modified-Since; ISO 8601 with an offset, 2026-01-05T09:30:00+01:00)
-             */
-            modified_since?: string;
-            /** @description The previous page's info.next_page_token (meta.next_page) */
-            page_token?: string;
-            /** @description Records per page (default 200) */
-            per_page?: number;
-            /** @enum {string} */
-            sort_by?: "id" | "Created_Time" | "Modified_Time";
-            /** @enum {string} */
-            sort_order?: "asc" | "desc";
-            territory_id?: string;
-        };
-        /** ZohoCrmAccountsUpdateParams */
-        ZohoCrmAccountsUpdateParams: {
-            account_name?: string;
-            account_number?: string;
-            account_site?: string;
-            account_type?: string;
-            annual_revenue?: number;
-            billing_city?: string;
-            billing_code?: string;
-            billing_country?: string;
-            billing_state?: string;
-            billing_street?: string;
-            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
-            custom_fields?: Record<string, never>;
-            description?: string;
-            employees?: number;
-            fax?: string;
-            /** @description The record's id: 19 digits, as text */
-            id: string;
-            industry?: string;
-            /** @description { id } of the user */
-            owner?: {
-                id?: string;
-            };
-            ownership?: string;
-            /** @description { id } of the record */
-            parent_account?: {
-                id?: string;
-            };
-            phone?: string;
-            rating?: string;
-            shipping_city?: string;
-            shipping_code?: string;
-            shipping_country?: string;
-            shipping_state?: string;
-            shipping_street?: string;
-            sic_code?: string;
-            ticker_symbol?: string;
-            /** @description Automation to run (default all; [] for none) */
-            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
-            website?: string;
-        };
-        /** ZohoCrmContactsCreateParams */
-        ZohoCrmContactsCreateParams: {
-            /** @description { id } of the record */
-            account_name?: {
-                id?: string;
-            };
-            assistant?: string;
-            asst_phone?: string;
-            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
-            custom_fields?: Record<string, never>;
-            /** Format: date */
-            date_of_birth?: string;
-            department?: string;
-            description?: string;
-            email?: string;
-            email_opt_out?: boolean;
-            fax?: string;
-            first_name?: string;
-            home_phone?: string;
-            last_name: string;
-            lead_source?: string;
-            mailing_city?: string;
-            mailing_country?: string;
-            mailing_state?: string;
-            mailing_street?: string;
-            mailing_zip?: string;
-            mobile?: string;
-            other_city?: string;
-            other_country?: string;
-            other_phone?: string;
-            other_state?: string;
-            other_street?: string;
-            other_zip?: string;
-            /** @description { id } of the user */
-            owner?: {
-                id?: string;
-            };
-            phone?: string;
-            /** @description { id } of the record */
-            reporting_to?: {
-                id?: string;
-            };
-            salutation?: string;
-            secondary_email?: string;
-            skype_id?: string;
-            title?: string;
-            /** @description Automation to run (default all; [] for none) */
-            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
-            twitter?: string;
-        };
-        /** ZohoCrmContactsGetParams */
-        ZohoCrmContactsGetParams: {
-            /** @description Field API names to answer, comma separated (default: every field) */
-            fields?: string;
-            /** @description The record's id: 19 digits, as text */
-            id: string;
-        };
-        /** ZohoCrmContactsListParams */
-        ZohoCrmContactsListParams: {
-            /**
-             * @description Records awaiting approval too (default true)
-             * @enum {string}
-             */
-            approved?: "true" | "false" | "both";
-            /** @description A custom view's id (not with sort_by) */
-            cvid?: string;
-            /** @description Field API names to answer, comma separated (at most 50); default Last_Name,First_Name,Salutation,Email,Phone,Mobile,Title,Department,Account_Name,Lead_Source,Mailing_City,Mailing_Country,Owner,Created_Time,Modified_Time */
-            fields?: string;
-            /** @description Record ids, comma separated (at most 100) */
-            ids?: string;
-            /** @description With territory_id, its child territories' records too */
-            include_child?: boolean;
-            /**
-             * Format: date-time
-             * @description Only records modified at or after this time (sent as If-Modified-Since; ISO 8601 with an offset, 2026-01-05T09:30:00+01:00)
-             */
-            modified_since?: string;
-            /** @description The previous page's info.next_page_token (meta.next_page) */
-            page_token?: string;
-            /** @description Records per page (default 200) */
-            per_page?: number;
-            /** @enum {string} */
-            sort_by?: "id" | "Created_Time" | "Modified_Time";
-            /** @enum {string} */
-            sort_order?: "asc" | "desc";
-            territory_id?: string;
-        };
-        /** ZohoCrmContactsUpdateParams */
-        ZohoCrmContactsUpdateParams: {
-            /** @description { id } of the record */
-            account_name?: {
-                id?: string;
-            };
-            assistant?: string;
-            asst_phone?: string;
-            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
-            custom_fields?: Record<string, never>;
-            /** Format: date */
-            date_of_birth?: string;
-            department?: string;
-            description?: string;
-            email?: string;
-            email_opt_out?: boolean;
-            fax?: string;
-            first_name?: string;
-            home_phone?: string;
-            /** @description The record's id: 19 digits, as text */
-            id: string;
-            last_name?: string;
-            lead_source?: string;
-            mailing_city?: string;
-            mailing_country?: string;
-            mailing_state?: string;
-            mailing_street?: string;
-            mailing_zip?: string;
-            mobile?: string;
-            other_city?: string;
-            other_country?: string;
-            other_phone?: string;
-            other_state?: string;
-            other_street?: string;
-            other_zip?: string;
-            /** @description { id } of the user */
-            owner?: {
-                id?: string;
-            };
-            phone?: string;
-            /** @description { id } of the record */
-            reporting_to?: {
-                id?: string;
-            };
-            salutation?: string;
-            secondary_email?: string;
-            skype_id?: string;
-            title?: string;
-            /** @description Automation to run (default all; [] for none) */
-            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
-            twitter?: string;
-        };
-        /** ZohoCrmDealsCreateParams */
-        ZohoCrmDealsCreateParams: {
-            /** @description { id } of the record */
-            account_name?: {
-                id?: string;
-            };
-            amount?: number;
-            /** @description { id } of the record */
-            campaign_source?: {
-                id?: string;
-            };
-            /** Format: date */
-            closing_date?: string;
-            /** @description { id } of the record */
-            contact_name?: {
-                id?: string;
-            };
-            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
-            custom_fields?: Record<string, never>;
-            deal_name: string;
-            description?: string;
-            lead_source?: string;
-            next_step?: string;
-            /** @description { id } of the user */
-            owner?: {
-                id?: string;
-            };
-            /** @description { id } of the record */
-            pipeline?: {
-                id?: string;
-            };
-            probability?: number;
-            stage: string;
-            /** @description Automation to run (default all; [] for none) */
-            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
-            type?: string;
-        };
-        /** ZohoCrmDealsGetParams */
-        ZohoCrmDealsGetParams: {
-            /** @description Field API names to answer, comma separated (default: every field) */
-            fields?: string;
-            /** @description The record's id: 19 digits, as text */
-            id: string;
-        };
-        /** ZohoCrmDealsListParams */
-        ZohoCrmDealsListParams: {
-            /**
-             * @description Records awaiting approval too (default true)
-             * @enum {string}
-             */
-            approved?: "true" | "false" | "both";
-            /** @description A custom view's id (not with sort_by) */
-            cvid?: string;
-            /** @description Field API names to answer, comma separated (at most 50); default Deal_Name,Amount,Stage,Probability,Closing_Date,Type,Lead_Source,Next_Step,Account_Name,Contact_Name,Pipeline,Owner,Created_Time,Modified_Time */
-            fields?: string;
-            /** @description Record ids, comma separated (at most 100) */
-            ids?: string;
-            /** @description With territory_id, its child territories' records too */
-            include_child?: boolean;
-            /**
-             * Format: date-time
-             * @description Only records modified at or after this time (sent as If-Modified-Since; ISO 8601 with an offset, 2026-01-05T09:30:00+01:00)
-             */
-            modified_since?: string;
-            /** @description The previous page's info.next_page_token (meta.next_page) */
-            page_token?: string;
-            /** @description Records per page (default 200) */
-            per_page?: number;
-            /** @enum {string} */
-            sort_by?: "id" | "Created_Time" | "Modified_Time";
-            /** @enum {string} */
-            sort_order?: "asc" | "desc";
-            territory_id?: string;
-        };
-        /** ZohoCrmDealsUpdateParams */
-        ZohoCrmDealsUpdateParams: {
-            /** @description { id } of the record */
-            account_name?: {
-                id?: string;
-            };
-            amount?: number;
-            /** @description { id } of the record */
-            campaign_source?: {
-                id?: string;
-            };
-            /** Format: date */
-            closing_date?: string;
-            /** @description { id } of the record */
-            contact_name?: {
-                id?: string;
-            };
-            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
-            custom_fields?: Record<string, never>;
-            deal_name?: string;
-            description?: string;
-            /** @description The record's id: 19 digits, as text */
-            id: string;
-            lead_source?: string;
-            next_step?: string;
-            /** @description { id } of the user */
-            owner?: {
-                id?: string;
-            };
-            /** @description { id } of the record */
-            pipeline?: {
-                id?: string;
-            };
-            probability?: number;
-            stage?: string;
-            /** @description Automation to run (default all; [] for none) */
-            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
-            type?: string;
-        };
-        /** ZohoCrmDeletedRecordsListParams */
-        ZohoCrmDeletedRecordsListParams: {
-            /**
-             * Format: date-time
-             * @description Only records deleted at or after this time (sent as If-Modified-Since)
-             */
-            modified_since?: string;
-            /** @enum {string} */
-            module: "Leads" | "Contacts" | "Accounts" | "Deals";
-            page?: number;
-            /** @description Records per page (default 200) */
-            per_page?: number;
-            /**
-             * @description all (default), recycle (in the recycle bin) or permanent
-             * @enum {string}
-             */
-            type?: "all" | "recycle" | "permanent";
-        };
-        /**
-         * ZohoCrmExecuteRequest
-         * @description Execute on a Zoho CRM connector (type zoho_crm)
-         */
-        ZohoCrmExecuteRequest: {
-            /** @constant */
-            action: "list";
-            /** @constant */
-            entity: "leads";
-            params?: components["schemas"]["ZohoCrmLeadsListParams"];
-        } | {
-            /** @constant */
-            action: "get";
-            /** @constant */
-            entity: "leads";
-            params: components["schemas"]["ZohoCrmLeadsGetParams"];
-        } | {
-            /** @constant */
-            action: "create";
-            /** @constant */
-            entity: "leads";
-            params: components["schemas"]["ZohoCrmLeadsCreateParams"];
-        } | {
-            /** @constant */
-            action: "update";
-            /** @constant */
-            entity: "leads";
-            params: components["schemas"]["ZohoCrmLeadsUpdateParams"];
-        } | {
-            /** @constant */
-            action: "search";
-            /** @constant */
-            entity: "leads";
-            params?: components["schemas"]["SearchParams"];
-        } | {
-            /** @constant */
-            action: "list";
-            /** @constant */
-            entity: "contacts";
-            params?: components["schemas"]["ZohoCrmContactsListParams"];
-        } | {
-            /** @constant */
-            action: "get";
-            /** @constant */
-            entity: "contacts";
-            params: components["schemas"]["ZohoCrmContactsGetParams"];
-        } | {
-            /** @constant */
-            action: "create";
-            /** @constant */
-            entity: "contacts";
-            params: components["schemas"]["ZohoCrmContactsCreateParams"];
-        } | {
-            /** @constant */
-            action: "update";
-            /** @constant */
-            entity: "contacts";
-            params: components["schemas"]["ZohoCrmContactsUpdateParams"];
-        } | {
-            /** @constant */
-            action: "search";
-            /** @constant */
-            entity: "contacts";
-            params?: components["schemas"]["SearchParams"];
-        } | {
-            /** @constant */
-            action: "list";
-            /** @constant */
-            entity: "accounts";
-            params?: components["schemas"]["ZohoCrmAccountsListParams"];
-        } | {
-            /** @constant */
-            action: "get";
-            /** @constant */
-            entity: "accounts";
-            params: components["schemas"]["ZohoCrmAccountsGetParams"];
-        } | {
-            /** @constant */
-            action: "create";
-            /** @constant */
-            entity: "accounts";
-            params: components["schemas"]["ZohoCrmAccountsCreateParams"];
-        } | {
-            /** @constant */
-            action: "update";
-            /** @constant */
-            entity: "accounts";
-            params: components["schemas"]["ZohoCrmAccountsUpdateParams"];
-        } | {
-            /** @constant */
-            action: "search";
-            /** @constant */
-            entity: "accounts";
-            params?: components["schemas"]["SearchParams"];
-        } | {
-            /** @constant */
-            action: "list";
-            /** @constant */
-            entity: "deals";
-            params?: components["schemas"]["ZohoCrmDealsListParams"];
-        } | {
-            /** @constant */
-            action: "get";
-            /** @constant */
-            entity: "deals";
-            params: components["schemas"]["ZohoCrmDealsGetParams"];
-        } | {
-            /** @constant */
-            action: "create";
-            /** @constant */
-            entity: "deals";
-            params: components["schemas"]["ZohoCrmDealsCreateParams"];
-        } | {
-            /** @constant */
-            action: "update";
-            /** @constant */
-            entity: "deals";
-            params: components["schemas"]["ZohoCrmDealsUpdateParams"];
-        } | {
-            /** @constant */
-            action: "search";
-            /** @constant */
-            entity: "deals";
-            params?: components["schemas"]["SearchParams"];
-        } | {
-            /** @constant */
-            action: "list";
-            /** @constant */
-            entity: "search_results";
-            params: components["schemas"]["ZohoCrmSearchResultsListParams"];
-        } | {
-            /** @constant */
-            action: "list";
-            /** @constant */
-            entity: "deleted_records";
-            params: components["schemas"]["ZohoCrmDeletedRecordsListParams"];
-        };
-        /** ZohoCrmLeadsCreateParams */
-        ZohoCrmLeadsCreateParams: {
-            annual_revenue?: number;
-            city?: string;
-            company?: string;
-            country?: string;
-            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
-            custom_fields?: Record<string, never>;
-            description?: string;
-            designation?: string;
-            email?: string;
-            email_opt_out?: boolean;
-            fax?: string;
-            first_name?: string;
-            industry?: string;
-            last_name: string;
-            lead_source?: string;
-            lead_status?: string;
-            mobile?: string;
-            no_of_employees?: number;
-            /** @description { id } of the user */
-            owner?: {
-                id?: string;
-            };
-            phone?: string;
-            rating?: string;
-            salutation?: string;
-            secondary_email?: string;
-            skype_id?: string;
-            state?: string;
-            street?: string;
-            /** @description Automation to run (default all; [] for none) */
-            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
-            twitter?: string;
-            website?: string;
-            zip_code?: string;
-        };
-        /** ZohoCrmLeadsGetParams */
-        ZohoCrmLeadsGetParams: {
-            /** @description Field API names to answer, comma separated (default: every field) */
-            fields?: string;
-            /** @description The record's id: 19 digits, as text */
-            id: string;
-        };
-        /** ZohoCrmLeadsListParams */
-        ZohoCrmLeadsListParams: {
-            /**
-             * @description Records awaiting approval too (default true)
-             * @enum {string}
-             */
-            approved?: "true" | "false" | "both";
-            /**
-             * @description Converted leads too (default false)
-             * @enum {string}
-             */
-            converted?: "true" | "false" | "both";
-            /** @description A custom view's id (not with sort_by) */
-            cvid?: string;
-            /** @description Field API names to answer, comma separated (at most 50); default Last_Name,First_Name,Salutation,Email,Phone,Mobile,Company,Designation,Lead_Source,Lead_Status,Industry,Website,Owner,Created_Time,Modified_Time */
-            fields?: string;
-            /** @description Record ids, comma separated (at most 100) */
-            ids?: string;
-            /** @description With territory_id, its child territories' records too */
-            include_child?: boolean;
-            /**
-             * Format: date-time
-             * @description Only records modified at or after this time (sent as If-Modified-Since; ISO 8601 with an offset, 2026-01-05T09:30:00+01:00)
-             */
-            modified_since?: string;
-            /** @description The previous page's info.next_page_token (meta.next_page) */
-            page_token?: string;
-            /** @description Records per page (default 200) */
-            per_page?: number;
-            /** @enum {string} */
-            sort_by?: "id" | "Created_Time" | "Modified_Time";
-            /** @enum {string} */
-            sort_order?: "asc" | "desc";
-            territory_id?: string;
-        };
-        /** ZohoCrmLeadsUpdateParams */
-        ZohoCrmLeadsUpdateParams: {
-            annual_revenue?: number;
-            city?: string;
-            company?: string;
-            country?: string;
-            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
-            custom_fields?: Record<string, never>;
-            description?: string;
-            designation?: string;
-            email?: string;
-            email_opt_out?: boolean;
-            fax?: string;
-            first_name?: string;
-            /** @description The record's id: 19 digits, as text */
-            id: string;
-            industry?: string;
-            last_name?: string;
-            lead_source?: string;
-            lead_status?: string;
-            mobile?: string;
-            no_of_employees?: number;
-            /** @description { id } of the user */
-            owner?: {
-                id?: string;
-            };
-            phone?: string;
-            rating?: string;
-            salutation?: string;
-            secondary_email?: string;
-            skype_id?: string;
-            state?: string;
-            street?: string;
-            /** @description Automation to run (default all; [] for none) */
-            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
-            twitter?: string;
-            website?: string;
-            zip_code?: string;
-        };
-        /** ZohoCrmSearchResultsListParams */
-        ZohoCrmSearchResultsListParams: {
-            /** @enum {string} */
-            approved?: "true" | "false" | "both";
-            /** @enum {string} */
-            converted?: "true" | "false" | "both";
-            /** @description (Field:operator:value) conditions joined by and/or, at most 10: ((Last_Name:equals:Burns)and(Email:starts_with:b)); operators equals, starts_with, not_equal, in, between, greater_than... */
-            criteria?: string;
-            /** @description Records with this address in any email field */
-            email?: string;
-            /** @enum {string} */
-            module: "Leads" | "Contacts" | "Accounts" | "Deals";
-            page?: number;
-            /** @description Records per page (default 200) */
-            per_page?: number;
-            /** @description Records with this number in any phone field */
-            phone?: string;
-            /** @description Records with this word in any text field */
-            word?: string;
         };
         /**
          * ZoomExecuteRequest
@@ -17282,7 +16930,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZohoCrmExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OnedriveExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SharepointExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

@@ -125,10 +125,17 @@ export interface ListRule {
   cursor_form?: unknown[] | string;
   /** The record field a `{{last.<field>}}` cursor element names the record by; default id. */
   id_field?: string;
-  /** The answer, with the same variables as a search's. */
+  /**
+   * The answer, with the same variables as a search's, and {{end_cursor}}: on the last page (stored
+   * order), the cursor past its last record, which lists later only records stored since (a delta link).
+   */
   response: unknown;
-  /** Path parameters a record's dotted field must equal (`{block_id: parent.page_id}`): a list under a parent named in the record. */
-  path_fields?: Record<string, string>;
+  /**
+   * Path parameters a record's dotted field must equal (`{block_id: parent.page_id}`): a list under a
+   * parent named in the record; or `{field, match: contains}`: whose text must contain the parameter,
+   * ignoring case (a search named in the path, `search(q='{q}')`).
+   */
+  path_fields?: Record<string, string | { field: string; match?: 'equals' | 'contains' }>;
   /** Query parameters that filter the list, as the top-level `filters` (an `equals` value may list several, comma-separated). */
   filters?: Record<string, { field?: string; match?: 'equals' | 'since' | 'before' | 'after' | 'until' }>;
 }
@@ -170,7 +177,7 @@ export function readPath(value: unknown, path: string): unknown {
  */
 export function fill(template: unknown, vars: Record<string, unknown>): unknown {
   if (typeof template === 'string') {
-    // {{name}}, {{a.b}} (a dotted path), {{a.b*1000}} (a number scaled); names may hold dashes ({{team-id}}: a path parameter).
+    // {{name}}, {{a.b}} (a dotted path), {{a.b*1000}} (a number scaled); names may hold dashes (a path parameter's: {{team-id}}).
     const value = (path: string, scale: string | undefined): unknown => {
       const v = readPath(vars, path);
       return scale !== undefined && typeof v === 'number' ? v * Number(scale) : v;
@@ -464,9 +471,18 @@ export function listPage(
     : bare !== undefined
       ? String(last?.[idField] ?? '')
       : Buffer.from(JSON.stringify(fill(form, { last, next_page: page + 1, offset: next }))).toString('base64');
+  // On the last page, in stored order: the cursor past its last record, which later lists only what is stored after it (a delta link).
+  const end = more || newest ? undefined : (last ?? (next > 0 ? (source.slice(next - 1, next)[0] as Json | undefined) : undefined));
+  const endCursor =
+    end === undefined
+      ? undefined
+      : bare !== undefined
+        ? String(end[idField] ?? '')
+        : Buffer.from(JSON.stringify(fill(form, { last: end, next_page: page + 1, offset: next }))).toString('base64');
   return fill(rule.response, {
     ...link,
     records: rows,
+    end_cursor: endCursor,
     total: size,
     page: page - 1 + (rule.first_page ?? 1),
     per_page: perPage,

@@ -175,8 +175,8 @@ export async function syncPages(runtime: ConnectorRuntime, entity: CompiledEntit
             missing = got.flatMap((r) => (MISSING in r ? [r[MISSING] as Record<string, unknown>] : []));
             records = got.filter((r) => !(MISSING in r));
           }
-          // The mark: a token the page answers (mode token: the last page's replaces it), else the newest change time seen.
-          if (inc?.mode === 'token') {
+          // The mark: a token (or link) the page answers (modes token and link: the last page's replaces it), else the newest change time seen.
+          if (inc?.mode === 'token' || inc?.mode === 'link') {
             const t = page.meta[inc.token ?? ''];
             if (t !== undefined && t !== null && t !== '') mark = t;
           } else if (inc?.cursor_field !== undefined) for (const r of records) mark = maxMark(mark, r[inc.cursor_field]);

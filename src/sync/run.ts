@@ -42,7 +42,51 @@ function formatIncremental(value: unknown, format: 'iso8601' | 'date' | 'unix_se
   return date.toISOString();
 }
 
-/** At most `size` holders at once; the others wait in order of arrival. */
+/** Where an entity's pass starts: its action and params, and for an incremental run the last run's mark as a param or a link to follow. */
+function passStart(
+  runtime: ConnectorRuntime,
+  sync: NonNullable<CompiledEntity['def']['sync']>,
+  full: boolean,
+  lastMark: unknown,
+): {
+  sortedSince: unknown;
+  action: 'list' | 'changes' | 'scroll';
+  params: Record<string, unknown>;
+  sinceMark: boolean;
+  fromLink: Checkpoint | undefined;
+  mode: string;
+} {
+  let params: Record<string, unknown> = runtime.fixedParams(sync.params);
+  const inc = sync.incremental;
+  // Incremental by a "changed since" param, or by a newest-first order (stop at older records).
+  const sortedSince = !full && inc !== undefined && inc.mode === 'sorted' ? lastMark : undefined;
+  // The action paged through: the full-sync one (list, or a sync-only scroll), or for an
+  // incremental run the sync-only changes action when the manifest declares one.
+  let action: 'list' | 'changes' | 'scroll' = sync.action ?? 'list';
+  /** The pages ask for changes since the last run's mark (which the upstream may refuse as expired: incremental.resync_on). */
+  let sinceMark = false;
+  const mode = inc?.mode ?? 'param';
+  if (!full && inc !== undefined && (mode === 'param' || mode === 'token') && inc.param !== undefined && lastMark !== undefined) {
+    const v = formatIncremental(lastMark, mode === 'token' ? 'raw' : inc.format);
+    if (v !== undefined) {
+      if ((inc.action ?? 'list') === 'changes') {
+        action = 'changes';
+        params = runtime.fixedParams(inc.params);
+      }
+      params[inc.param] = v;
+      sinceMark = true;
+    }
+  }
+  // Mode link: the last run's link (Graph's @odata.deltaLink) is requested as is, as the next page of the incremental action.
+  let fromLink: Checkpoint | undefined;
+  if (!full && inc !== undefined && mode === 'link' && typeof lastMark === 'string' && lastMark !== '') {
+    action = inc.action ?? 'list';
+    if (action !== (sync.action ?? 'list')) params = runtime.fixedParams(inc.params);
+    fromLink = { parent: 0, next: { params, url: lastMark } };
+    sinceMark = true;
+  }
+  return { sortedSince, action, params, sinceMark, fromLink, mode };
+}
 
 /** At most `size` holders at once; the others wait in order of arrival. */
 export class Slots {
@@ -190,29 +234,10 @@ export class SyncRunner {
     const sync = entity.def.sync!;
     const row = await this.entityRow(connectorId, entity.name);
     if (row.done === 1) return { records: row.records_seen, deleted: row.records_deleted, added: row.records_added, updated: row.records_updated };
-    let params: Record<string, unknown> = runtime.fixedParams(sync.params);
     const inc = sync.incremental;
     const lastMark: unknown = row.high_water !== null ? (JSON.parse(row.high_water) as unknown) : undefined;
-    // Incremental by a "changed since" param, or by a newest-first order (stop at older records).
-    const sortedSince = !full && inc !== undefined && inc.mode === 'sorted' ? lastMark : undefined;
-    // The action paged through: the full-sync one (list, or a sync-only scroll), or for an
-    // incremental run the sync-only changes action when the manifest declares one.
-    let action: 'list' | 'changes' | 'scroll' = sync.action ?? 'list';
-    /** The pages ask for changes since the last run's mark (which the upstream may refuse as expired: incremental.resync_on). */
-    let sinceMark = false;
-    const mode = inc?.mode ?? 'param';
-    if (!full && inc !== undefined && (mode === 'param' || mode === 'token') && inc.param !== undefined && lastMark !== undefined) {
-      const v = formatIncremental(lastMark, mode === 'token' ? 'raw' : inc.format);
-      if (v !== undefined) {
-        if ((inc.action ?? 'list') === 'changes') {
-          action = 'changes';
-          params = runtime.fixedParams(inc.params);
-        }
-        params[inc.param] = v;
-        sinceMark = true;
-      }
-    }
-    const checkpoint = row.checkpoint !== null ? (JSON.parse(row.checkpoint) as Checkpoint) : undefined;
+    const { sortedSince, action, params, sinceMark, fromLink, mode } = passStart(runtime, sync, full, lastMark);
+    const checkpoint = row.checkpoint !== null ? (JSON.parse(row.checkpoint) as Checkpoint) : fromLink;
     // for_each: one pass per parent record (e.g. Monday items per board), parents listed upstream.
     const parents = await this.parentsOf(runtime, sync, options);
     // Incremental: records removed upstream since the last run (e.g. from an activity log).
@@ -310,8 +335,8 @@ export class SyncRunner {
     let deleted = removed;
     if (entityFull && (sync.deletes ?? 'full_refresh') === 'full_refresh') deleted += await this.apply.deleteMissing(connectorId, entity, runId);
     const previous = row.high_water !== null && !(entityFull && !full) ? (JSON.parse(row.high_water) as unknown) : undefined;
-    // A token is the next run's starting point as given (mode token); change times keep the newest.
-    const highWater = mode === 'token' ? (mark ?? previous) : maxMark(previous, mark);
+    // A token (or link) is the next run's starting point as given (modes token and link); change times keep the newest.
+    const highWater = mode === 'token' || mode === 'link' ? (mark ?? previous) : maxMark(previous, mark);
     await this.db
       .updateTable('sync_entities')
       .set({

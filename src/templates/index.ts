@@ -419,7 +419,9 @@ export function compileTemplate(source: string): Template {
         const text = v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
         // An empty, "." or ".." segment would change which resource the URL names.
         if (text === '' || text === '.' || text === '..') throw new PathValueError((s as hbs.AST.MustacheStatement).path, text);
-        out += encodeURIComponent(text);
+        // One segment: everything encoded but the comma, which a segment may hold as is (RFC 3986
+        // sub-delims) and which ids made of parts are written with (a SharePoint site's host,site,web).
+        out += encodeURIComponent(text).replace(/%2C/g, ',');
       }
       return out;
     },

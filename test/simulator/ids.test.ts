@@ -65,6 +65,17 @@ describe('newId', () => {
     expect(newId(r, 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).toMatch(/^[A-Z]{44}$/);
   });
 
+  it("keeps a drive item id's first 8 characters (its drive's) and length, with a new base32 tail", () => {
+    const r = rand();
+    const like = '01BYE5RZ6QN3ZWBTUFOFD3GSPGOHDJD36K';
+    const id = String(newId(r, like));
+    expect(id).toMatch(/^01BYE5RZ[A-Z2-7]{26}$/);
+    expect(id).not.toBe(like);
+    // Digits only stay digits; a short capitals-and-digits id keeps its first letter (Slack's C012AB3CD).
+    expect(newId(r, '01234567890123456789')).toMatch(/^\d{16}$/);
+    expect(newId(r, 'C012AB3CD')).toMatch(/^C[A-Z0-9]{8}$/);
+  });
+
   it("keeps an id of capital letters only to its length and alphabet (Calendly's uuids)", () => {
     const id = String(newId(rand(), 'AAAAAAAAAAAAAAAA'));
     expect(id).toMatch(/^[A-Z]{16}$/);

@@ -56,6 +56,12 @@ describe('templates', () => {
     expect(t.renderPath({ params: { id: 'a/b?c#d%2F{{e}} é' } })).toBe('/v1/notes/a%2Fb%3Fc%23d%252F%7B%7Be%7D%7D%20%C3%A9/x');
   });
 
+  it('keeps commas in a path segment (an id of parts: host,site,web)', () => {
+    const t = compileTemplate('/sites/{{params.id}}/lists');
+    expect(t.renderPath({ params: { id: 'contoso.sharepoint.com,2c71-04,2d22-fe' } })).toBe('/sites/contoso.sharepoint.com,2c71-04,2d22-fe/lists');
+    expect(t.renderPath({ params: { id: 'a,b/c;d' } })).toBe('/sites/a,b%2Fc%3Bd/lists');
+  });
+
   it.each(['', '.', '..'])('refuses the path segment %j', (v) => {
     expect(() => compileTemplate('/v1/{{params.id}}').renderPath({ params: { id: v } })).toThrow(PathValueError);
   });

@@ -17,7 +17,7 @@ export function checkSync(ctx: CheckContext, base: Path, entityName: string, ent
   const incAction = sync.incremental?.action ?? 'list';
   checkSyncActions(ctx, sat, entityName, entity, sync);
   for (const only of ['changes', 'scroll'] as const) {
-    const used = only === 'changes' ? incAction === 'changes' : fullAction === 'scroll';
+    const used = only === 'changes' ? incAction === 'changes' || fullAction === 'changes' : fullAction === 'scroll';
     if (entity.actions[only] !== undefined && !used)
       check.add(
         [...base, 'actions', only],
@@ -76,15 +76,26 @@ function checkSyncActions({ m, check }: CheckContext, sat: Path, entityName: str
       if (inc.param === undefined) check.add([...sat, 'incremental'], `incremental mode ${mode} needs the list param to set ("param")`);
       else if (ip[inc.param] === undefined) check.add([...sat, 'incremental', 'param'], `"${inc.param}" is not a param of ${entityName}.${incAction}`);
     }
-    if (mode !== 'token' && inc.cursor_field === undefined)
+    if (mode !== 'token' && mode !== 'link' && inc.cursor_field === undefined)
       check.add([...sat, 'incremental'], `incremental mode ${mode} needs the record field that holds the change time ("cursor_field")`);
-    if (mode === 'token') {
-      if (inc.token === undefined) check.add([...sat, 'incremental'], 'incremental mode token needs the list_meta field holding the next token ("token")');
+    if (mode === 'link') {
+      // The link is requested as a next page of the incremental action, whose later pages it then follows.
+      const type = incDef.pagination?.type;
+      if (type !== 'next_url' && type !== 'link_header')
+        check.add(
+          [...sat, 'incremental', 'action'],
+          `incremental mode link follows a URL: ${entityName}.${incAction} needs next_url or link_header pagination`,
+        );
+      if (inc.start !== undefined)
+        check.add([...sat, 'incremental', 'start'], 'incremental.start is for mode token (a full pass in mode link ends with its link)');
+    }
+    if (mode === 'token' || mode === 'link') {
+      if (inc.token === undefined) check.add([...sat, 'incremental'], `incremental mode ${mode} needs the list_meta field holding the next ${mode} ("token")`);
       else if (m.list_meta?.[inc.token] === undefined) check.add([...sat, 'incremental', 'token'], `"${inc.token}" is not a list_meta field`);
       // One token per entity: a token per parent, or a since value for removals, has nowhere to be kept.
-      if (sync.for_each !== undefined) check.add([...sat, 'for_each'], 'incremental mode token keeps one token per entity: it cannot sync once per parent');
-      if (sync.removals !== undefined) check.add([...sat, 'removals'], 'incremental mode token has no high-water mark for removals');
-      if (inc.start !== undefined) {
+      if (sync.for_each !== undefined) check.add([...sat, 'for_each'], `incremental mode ${mode} keeps one ${mode} per entity: it cannot sync once per parent`);
+      if (sync.removals !== undefined) check.add([...sat, 'removals'], `incremental mode ${mode} has no high-water mark for removals`);
+      if (inc.start !== undefined && mode === 'token') {
         const src = m.entities[inc.start.entity];
         if (src?.actions['get'] === undefined)
           check.add([...sat, 'incremental', 'start', 'entity'], `"${inc.start.entity}" is not an entity with a get action`);
@@ -108,7 +119,7 @@ function checkForEach(
   entityName: string,
   entity: Entity,
   fe: NonNullable<Sync['for_each']>,
-  action: 'list' | 'scroll',
+  action: 'list' | 'scroll' | 'changes',
 ): void {
   const parent = m.entities[fe.entity];
   if (parent === undefined || parent.actions['list'] === undefined)

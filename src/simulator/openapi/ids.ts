@@ -75,6 +75,11 @@ export function newId(rand: () => number, like: unknown, created = false): strin
   // Capital letters only, 12 or more (Calendly's AAAAAAAAAAAAAAAA uuids): the same length.
   if (typeof like === 'string' && /^[A-Z]{12,}$/.test(like))
     return Array.from({ length: like.length }, () => 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'[Math.floor(rand() * 26)]).join('');
+  // Digit-led capitals and digits, 20 or more (a drive item id, 01BYE5RZ6QN3ZWBTUFOFD3GSPGOHDJD36K, whose first 8 name the drive): those 8 kept, a new base32 tail.
+  if (typeof like === 'string' && /^[0-9][A-Z0-9]{19,}$/.test(like) && /[A-Z]/.test(like)) {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+    return like.slice(0, 8) + Array.from({ length: like.length - 8 }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
+  }
   if (typeof like === 'string' && /^[A-Z][A-Z0-9]{2,}$/.test(like) && /\d/.test(like)) {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
     return like[0] + Array.from({ length: Math.max(8, like.length - 1) }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');

@@ -223,7 +223,8 @@ function create(ctx: OpenApiContext, parts: StoreParts, call: Call, appended: (r
     undefined,
     undefined,
     fromExample,
-    pathParams,
+    // A path parameter naming a record of this resource by an alias (a folder made under `root`) is that record's id.
+    parts.records.unaliased(r, pathParams),
   );
   // A create that names its record in the path (PUT /groups/{groupId}/users/{userId}: Okta's membership) keeps that id.
   const named = c.rpc === true && c.idParam !== undefined ? pathParams[c.idParam] : undefined;
@@ -281,6 +282,13 @@ function update(ctx: OpenApiContext, parts: StoreParts, call: Call): SimResponse
   // The id is not written: a composite id's object (`id` of `id.record_id`) neither.
   delete fields[r.idField.split('.')[0] as string];
   const nested = parts.writes.takeNested(op, fields);
+  // An update of one object field (Graph's listItem /fields): the body merges into it, and it is the answer.
+  if (c.field !== undefined) {
+    const held = s.record[c.field];
+    s.record[c.field] = { ...(isPlainObject(held) ? held : {}), ...fields };
+    parts.records.stamp(r, s.record, 'updated', new Date().toISOString());
+    return { status: op.successStatus, json: s.record[c.field] as Json };
+  }
   call.write(s.record, fields, true);
   for (const path of patch?.removals ?? []) removePath(s.record, path);
   parts.records.stamp(r, s.record, 'updated', new Date().toISOString());

@@ -15,6 +15,8 @@ export interface RecordRules {
   softDeleteParam(r: Resource): string | undefined;
   uniqueLookups(r: Resource, record: Json, n: number): void;
   find(r: Resource, id: string): StoredRecord | undefined;
+  /** Path parameters naming a record of the resource by one of its aliases (a drive's `root` folder) with that record's id instead. */
+  unaliased(r: Resource, params: Record<string, string>): Record<string, string>;
   newRecord(r: Resource, id: (like: unknown) => string | number, n: number, extra?: Json, now?: string, base?: Json, vars?: Record<string, string>): Json;
 }
 
@@ -105,5 +107,10 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
     }
     return record;
   };
-  return { stamp, softDeleted, softDeleteParam, uniqueLookups, find, newRecord };
+  const unaliased = (r: Resource, params: Record<string, string>): Record<string, string> => {
+    const aliases = sidecar.resources?.[r.name]?.aliases;
+    if (aliases === undefined) return params;
+    return Object.fromEntries(Object.entries(params).map(([k, v]) => [k, aliases[v] === undefined ? v : String(find(r, v)?.record[r.idField] ?? v)]));
+  };
+  return { stamp, softDeleted, softDeleteParam, uniqueLookups, find, unaliased, newRecord };
 }

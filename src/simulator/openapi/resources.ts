@@ -233,7 +233,11 @@ function classify(d: Description, op: Operation, index: PathIndex, sp: (o: Opera
   if ((op.method === 'PUT' || op.method === 'PATCH') && prev !== undefined && isParam(prev) && !isParam(last) && owner !== undefined && !isParam(owner)) {
     const ownerOf = index.qualified.get(unnamed(segs.slice(0, -2))) ?? owner;
     const read = d.operations.some((o) => sp(o) === sp(op) && o.method === 'GET');
-    if (!read && itemNames.get(ownerOf) === prev.slice(1, -1)) return { kind: 'update', resource: ownerOf, idParam: prev.slice(1, -1) };
+    // A word that names an object field of the record (Graph's listItem /fields) is that field's update: the body merges into it, the answer is it.
+    const itemGet = d.operations.find((o) => o.method === 'GET' && sp(o) === `/${segs.slice(0, -1).join('/')}`);
+    const field = objectField(d, itemGet, ownerOf, last);
+    if (!read && itemNames.get(ownerOf) === prev.slice(1, -1))
+      return { kind: 'update', resource: ownerOf, idParam: prev.slice(1, -1), ...(field !== undefined ? { field } : {}) };
   }
   const listed = last.startsWith('{') ? undefined : collectionResource(segs, index);
   if (listed !== undefined && (op.method === 'GET' || op.method === 'POST')) return { kind: op.method === 'GET' ? 'list' : 'create', resource: listed };
@@ -249,6 +253,15 @@ function classify(d: Description, op: Operation, index: PathIndex, sp: (o: Opera
   )
     return { kind: 'list', resource: prev };
   return { kind: 'action' };
+}
+
+/** `word` when the resource's record (its item get's answer) declares an object field of that name. */
+function objectField(d: Description, getOp: Operation | undefined, resource: string, word: string): string | undefined {
+  const prop = propertiesOf(d, d.schemaAt(recordPointer(d, getOp?.responseRef, resource)))[word];
+  if (prop === undefined) return undefined;
+  const resolved = d.resolve<Json>(prop);
+  const alternatives = [resolved, ...((resolved.anyOf as Json[] | undefined) ?? []).map((x) => d.resolve<Json>(x))];
+  return alternatives.some((x) => x.type === 'object' || x.properties !== undefined || x.allOf !== undefined) ? word : undefined;
 }
 
 /**
@@ -339,9 +352,14 @@ function sidecarResources(d: Description, sidecar: Sidecar, classified: Map<stri
       if (!resources.has(name)) {
         const env = envelopeOf(d, d.schemaAt(getOp.responseRef), name);
         const recordRef = getOp.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
-        resources.set(name, { name, idField: rs.id_field ?? rs.get.id_query, recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
+        resources.set(name, { name, idField: rs.id_field ?? rs.get.id_query ?? 'id', recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
       }
-      classified.set(getOp.key, { kind: 'get', resource: name, idQuery: rs.get.id_query });
+      // Without id_query, the path's parameters name the record by its key fields (resources.<name>.key).
+      const byPath = getOp.params.filter((p) => p.in === 'path').map((p) => p.name);
+      classified.set(
+        getOp.key,
+        rs.get.id_query !== undefined ? { kind: 'get', resource: name, idQuery: rs.get.id_query } : { kind: 'get', resource: name, keyParams: byPath },
+      );
     }
     for (const key of rs.lists ?? []) {
       const listOp = opByKey(key, `${name}.lists`);

@@ -4,7 +4,7 @@
  */
 import type { Json, Operation } from '../description.ts';
 import { idAt } from '../core/values.ts';
-import { listPage, readPath, RuleError, Scroll, search, type RecordSource } from '../rules.ts';
+import { listPage, readPath, RuleError, Scroll, search, type ListRule, type RecordSource } from '../rules.ts';
 import type { FilterEntry } from '../sidecar/types.ts';
 import { compareValues } from './lists.ts';
 import type { SimResponse } from '../sim-server.ts';
@@ -50,6 +50,10 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
         throw new Error(`simulator sidecar: ${kind}.${key}.resource: the description has no resource ${rule.resource}`);
     }
   }
+  const unaliasedOf = (name: string, pathParams: Record<string, string>): Record<string, string> => {
+    const r = resources.get(name);
+    return r === undefined ? pathParams : rules.unaliased(r, pathParams);
+  };
   const scrolls = new Map(Object.entries(sidecar.scroll ?? {}).map(([key, rule]) => [key, new Scroll(rule)]));
   const byRule = (
     op: Operation,
@@ -80,7 +84,7 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
         const under =
           listRule.path_fields === undefined
             ? sourceOf(listRule.resource, op.key, pathParams)
-            : fieldSource(sourceOf(listRule.resource, op.key), listRule.path_fields, pathParams);
+            : fieldSource(sourceOf(listRule.resource, op.key), listRule.path_fields, unaliasedOf(listRule.resource, pathParams));
         const source = listRule.filters === undefined ? under : queryFiltered(under, listRule.filters, query, resources.get(listRule.resource)?.idField);
         return { status: op.successStatus, json: listPage(listRule, source, query, typeof dflt === 'number' ? dflt : undefined, link) };
       }
@@ -97,14 +101,17 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
   return { byRule, closeScrolls };
 }
 
-/** The records of `source` whose dotted fields equal the path parameters `fields` names (a list rule's `path_fields`). */
-function fieldSource(source: RecordSource, fields: Record<string, string>, pathParams: Record<string, string>): RecordSource {
+/** The records of `source` whose dotted fields equal (or contain) the path parameters `fields` names (a list rule's `path_fields`). */
+function fieldSource(source: RecordSource, fields: NonNullable<ListRule['path_fields']>, pathParams: Record<string, string>): RecordSource {
   const all = (): Json[] =>
     (source.slice(0, source.size()) as Json[]).filter((r) =>
-      Object.entries(fields).every(([param, field]) => {
-        // An array field holds the parameter's value among its items (a member's board ids).
+      Object.entries(fields).every(([param, rule]) => {
+        const { field, match } = typeof rule === 'string' ? { field: rule, match: 'equals' } : rule;
         const v = readPath(r, field);
-        return Array.isArray(v) ? v.some((x) => String(x) === pathParams[param]) : String(v) === pathParams[param];
+        const want = pathParams[param] ?? '';
+        if (match === 'contains') return (Array.isArray(v) ? v : [v]).some((x) => typeof x === 'string' && x.toLowerCase().includes(want.toLowerCase()));
+        // An array field holds the parameter's value among its items (a member's board ids).
+        return Array.isArray(v) ? v.some((x) => String(x) === want) : String(v) === want;
       }),
     );
   return { size: () => all().length, slice: (start, end) => all().slice(start, end), indexOf: (id) => all().findIndex((r) => String(r['id']) === id) };

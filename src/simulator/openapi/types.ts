@@ -137,6 +137,8 @@ export interface Classified {
   keyParams?: string[];
   /** A get by a query parameter (the sidecar's resources.<name>.get.id_query). */
   idQuery?: string;
+  /** An update of one object field of the record (PATCH .../items/{id}/fields): the body merges into it, and it is the answer. */
+  field?: string;
 }
 
 /** What the OpenAPI front end's parts share: the description, the sidecar and options, the store, schema samples. */

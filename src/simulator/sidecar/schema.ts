@@ -203,7 +203,7 @@ export const SIDECAR_SCHEMA = {
               {
                 type: 'object',
                 additionalProperties: false,
-                required: ['operation', 'id_query'],
+                required: ['operation'],
                 properties: { operation: { type: 'string', pattern: '^GET /' }, id_query: { type: 'string', minLength: 1 } },
               },
               operationKey,
@@ -397,7 +397,20 @@ export const SIDECAR_SCHEMA = {
             ],
           },
           id_field: { type: 'string' },
-          path_fields: { type: 'object', additionalProperties: { type: 'string' } },
+          path_fields: {
+            type: 'object',
+            additionalProperties: {
+              anyOf: [
+                { type: 'string' },
+                {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['field'],
+                  properties: { field: { type: 'string' }, match: { enum: ['equals', 'contains'] } },
+                },
+              ],
+            },
+          },
           filters: { type: 'object', additionalProperties: filterEntry(MATCHES) },
           response: {},
         },

@@ -23,8 +23,12 @@ export interface ResourceSidecar {
   /** Words an item path's id may be instead of an id, each naming the record at that position (1: the first seeded): `{me: 1}`. */
   aliases?: Record<string, number>;
   lists?: string[];
-  /** A get by a query parameter ({operation, id_query}), or an RPC method's operation key(s). */
-  get?: { operation: string; id_query: string } | string | string[];
+  /**
+   * A get by a query parameter ({operation, id_query}), or without id_query by the operation's path
+   * parameters, each naming the record field `key` gives (a site by host name and path:
+   * /sites/{hostname}:/sites/{site-name}); or an RPC method's operation key(s).
+   */
+  get?: { operation: string; id_query?: string } | string | string[];
   /** Dotted record fields set to the time on create (created and updated) and on update (updated); one field or several; `unix`: as Unix seconds, not ISO 8601. */
   timestamps?: { created?: string | string[]; updated?: string | string[]; step_seconds?: number; unix?: boolean | 'ms_text'; unix_ms?: boolean };
   /** Fields no two records share (store-rules.ts): a write repeating one answers 409 conflict with this message. */
