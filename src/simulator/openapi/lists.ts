@@ -3,7 +3,7 @@
  * left out (exports show them), filtered by query params named like record fields or the sidecar's
  * filters, ordered, and paged the way the operation's parameters say (pages.ts).
  */
-import { getPath } from '../core/values.ts';
+import { getPath, isPlainObject } from '../core/values.ts';
 import type { Json, Operation } from '../description.ts';
 import type { SimRequest, SimResponse } from '../sim-server.ts';
 import type { PageOf } from './pages.ts';
@@ -96,8 +96,7 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
     const recordProps = propertiesOf(d, d.schemaAt(r.recordRef));
     // Filters: query params named like a record field keep the records whose field (or its id) equals
     // them; the sidecar's filters name another field, compare (numbers or times), or give values matching all.
-    for (const [name, value] of Object.entries(query)) {
-      if (handled.has(name)) continue;
+    for (const [name, value, field] of filterEntries(query, handled)) {
       // A range on a numeric field (deepObject created[gte]=...&created[lt]=..., a vendor's range_query_specs).
       const range = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
       if (range !== undefined && Object.keys(range).length > 0 && Object.keys(range).every((k) => ['gt', 'gte', 'lt', 'lte'].includes(k))) {
@@ -112,20 +111,20 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
       const rule = sidecar.filters?.[name];
       if (rule?.any?.includes(String(value)) === true) continue;
       // Without a rule, a value the record field's enum does not hold names a group, not a value (e.g. status=all): no filter.
-      const fieldEnum = rule !== undefined || recordProps[name] === undefined ? undefined : d.resolve<Json>(recordProps[name]).enum;
+      const fieldEnum = rule !== undefined || recordProps[field] === undefined ? undefined : d.resolve<Json>(recordProps[field]).enum;
       if (Array.isArray(fieldEnum) && !fieldEnum.includes(value)) continue;
       const match = rule?.match ?? 'equals';
       if (match !== 'equals') {
         // since >=, before <=, after >, until <; a record whose field does not compare is kept.
         if (value === '') continue;
         rows = rows.filter((s) => {
-          const c = compareValues(getPath(s.record, rule?.field ?? name), value);
+          const c = compareValues(getPath(s.record, rule?.field ?? field), value);
           return c === undefined || (match === 'since' ? c >= 0 : match === 'before' ? c <= 0 : match === 'after' ? c > 0 : c < 0);
         });
         continue;
       }
       rows = rows.filter((s) => {
-        const f = rule?.field !== undefined ? getPath(s.record, rule.field) : s.record[name];
+        const f = rule?.field !== undefined ? getPath(s.record, rule.field) : s.record[field];
         if (f === undefined) return true;
         const equals = (v: unknown): boolean =>
           v !== null && typeof v === 'object'
@@ -189,4 +188,21 @@ function timeOf(s: string): number {
     times.set(s, t);
   }
   return t;
+}
+
+/**
+ * A list's query as filters: `[name, value, field]`, the params the list handles itself left out. A
+ * deepObject of filters (FreshBooks' `search[email]=...&search[updated_min]=...`) is one filter per
+ * key, named `search[email]` (the sidecar's `filters` key) and reading the record field of its key;
+ * a range (`created[gte]`) stays one value.
+ */
+function filterEntries(query: Record<string, unknown>, handled: Set<string | undefined>): [string, unknown, string][] {
+  const isRange = (v: Record<string, unknown>): boolean => Object.keys(v).every((k) => ['gt', 'gte', 'lt', 'lte'].includes(k));
+  return Object.entries(query)
+    .filter(([name]) => !handled.has(name))
+    .flatMap(([name, value]): [string, unknown, string][] =>
+      isPlainObject(value) && Object.keys(value).length > 0 && !isRange(value)
+        ? Object.entries(value).map(([k, v]): [string, unknown, string] => [`${name}[${k}]`, v, k])
+        : [[name, value, name]],
+    );
 }
