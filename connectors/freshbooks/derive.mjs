@@ -119,8 +119,7 @@ function model(name, { response = `transform${name}ParsedResponse`, iface = name
     if (!raw || !props[camel]) fail(`${name}.${camel}: no raw field or type`);
     let s = typeSchema(props[camel].type, camel, modelEnums, imports);
     if (expr.includes("DateFormat['YYYY-MM-DD']")) s = { ...s, format: 'date' };
-    else if (expr.includes("DateFormat['YYYY-MM-DD hh:mm:ss']"))
-      s = { ...s, description: 'YYYY-MM-DD hh:mm:ss, US/Eastern time (the client parses it so)' };
+    else if (expr.includes("DateFormat['YYYY-MM-DD hh:mm:ss']")) s = { ...s, description: 'YYYY-MM-DD hh:mm:ss, US/Eastern time (the client parses it so)' };
     if (/^Number\(/.test(expr)) s = { type: 'string', description: 'a decimal as text (the client reads it with Number())' };
     properties[raw] = s;
   }
@@ -209,7 +208,13 @@ schemas.AccountingError = {
           type: 'array',
           items: {
             type: 'object',
-            properties: { errno: { type: 'integer' }, field: { type: 'string' }, message: { type: 'string' }, object: { type: 'string' }, value: { type: 'string' } },
+            properties: {
+              errno: { type: 'integer' },
+              field: { type: 'string' },
+              message: { type: 'string' },
+              object: { type: 'string' },
+              value: { type: 'string' },
+            },
           },
         },
       },
@@ -272,6 +277,7 @@ const RESOURCES = {
 };
 
 const ref = (name) => ({ $ref: `#/components/schemas/${name}` });
+const wrapped = (result) => ({ type: 'object', properties: { response: { type: 'object', properties: { result } } } });
 const json = (schema) => ({ 'application/json': { schema } });
 const errors = {
   400: { description: 'Refused', content: json(ref('AccountingError')) },
@@ -279,7 +285,13 @@ const errors = {
   404: { description: 'Not found', content: json(ref('AccountingError')) },
 };
 const security = (type, write) => [{ oauth2: [`user:${type}:read`, ...(write ? [`user:${type}:write`] : [])] }];
-const accountId = { name: 'accountId', in: 'path', required: true, schema: { type: 'string' }, description: "The account's id (business_memberships[].business.account_id of the identity)" };
+const accountId = {
+  name: 'accountId',
+  in: 'path',
+  required: true,
+  schema: { type: 'string' },
+  description: "The account's id (business_memberships[].business.account_id of the identity)",
+};
 const paths = {};
 
 for (const [plural, r] of Object.entries(RESOURCES)) {
@@ -295,9 +307,16 @@ for (const [plural, r] of Object.entries(RESOURCES)) {
   if (missing.length) fail(`${plural}: required ${missing} not written by the client`);
   const body = (required) => ({
     required: true,
-    content: json({ type: 'object', required: [r.one], properties: { [r.one]: { type: 'object', ...(required.length ? { required } : {}), properties: writable } } }),
+    content: json({
+      type: 'object',
+      required: [r.one],
+      properties: { [r.one]: { type: 'object', ...(required.length ? { required } : {}), properties: writable } },
+    }),
   });
-  const one = { type: 'object', properties: { response: { type: 'object', properties: { result: { type: 'object', properties: { [r.one]: ref(r.model) } } } } } };
+  const one = {
+    type: 'object',
+    properties: { response: { type: 'object', properties: { result: { type: 'object', properties: { [r.one]: ref(r.model) } } } } },
+  };
   const page = {
     type: 'object',
     'x-added-by': ADDED,
@@ -320,7 +339,14 @@ for (const [plural, r] of Object.entries(RESOURCES)) {
     },
   };
   const idName = `${r.one}Id`;
-  const include = { name: 'include', in: 'query', style: 'deepObject', explode: true, schema: { type: 'array', items: { type: 'string', enum: r.include } }, 'x-added-by': ADDED };
+  const include = {
+    name: 'include',
+    in: 'query',
+    style: 'deepObject',
+    explode: true,
+    schema: { type: 'array', items: { type: 'string', enum: r.include } },
+    'x-added-by': ADDED,
+  };
   paths[`/accounting/account/{accountId}/${r.path}`] = {
     get: {
       operationId: `list_${plural}`,
@@ -363,6 +389,26 @@ for (const [plural, r] of Object.entries(RESOURCES)) {
   };
 }
 
+// An invoice's share link (the client's invoices.shareLink): the URL a client opens the invoice at.
+const shareLink = model('ShareLink');
+if (!apiClient.includes('/invoices/invoices/${invoiceId}/share_link?share_method=share_link')) fail('no share link call');
+paths['/accounting/account/{accountId}/invoices/invoices/{invoiceId}/share_link'] = {
+  get: {
+    operationId: 'get_invoice_share_link',
+    summary: "An invoice's share link",
+    security: security('invoices', false),
+    parameters: [
+      accountId,
+      { name: 'invoiceId', in: 'path', required: true, schema: { type: 'integer' } },
+      { name: 'share_method', in: 'query', required: true, schema: { type: 'string', enum: ['share_link'] } },
+    ],
+    responses: {
+      200: { description: 'The link', content: json(wrapped({ type: 'object', properties: { share_link: ref(shareLink) } })) },
+      ...errors,
+    },
+  },
+};
+
 if (!apiClient.includes("'/auth/api/v1/users/me'")) fail('no identity call');
 paths['/auth/api/v1/users/me'] = {
   get: {
@@ -371,7 +417,10 @@ paths['/auth/api/v1/users/me'] = {
     security: [{ oauth2: ['user:profile:read'] }],
     responses: {
       200: { description: 'The identity', content: json({ type: 'object', properties: { response: ref('Identity') } }) },
-      401: { description: 'Not authenticated', content: json({ type: 'object', properties: { error: { type: 'string' }, error_description: { type: 'string' } } }) },
+      401: {
+        description: 'Not authenticated',
+        content: json({ type: 'object', properties: { error: { type: 'string' }, error_description: { type: 'string' } } }),
+      },
     },
   },
 };
@@ -399,7 +448,9 @@ const doc = {
     securitySchemes: {
       oauth2: {
         type: 'oauth2',
-        flows: { authorizationCode: { authorizationUrl: `${authBase}${authPath}`, tokenUrl: `${base}${tokenPath}`, refreshUrl: `${base}${tokenPath}`, scopes } },
+        flows: {
+          authorizationCode: { authorizationUrl: `${authBase}${authPath}`, tokenUrl: `${base}${tokenPath}`, refreshUrl: `${base}${tokenPath}`, scopes },
+        },
       },
     },
   },

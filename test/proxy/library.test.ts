@@ -67,6 +67,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
   ['close', { method: 'GET', path: '/me/' }],
   ['docusign', { method: 'GET', path: '/', query: 'include_account_settings=false' }],
+  ['freshbooks', { method: 'GET', path: '/invoices/invoices/1184349666/share_link', query: 'share_method=share_link' }],
   [
     'calendly',
     { method: 'GET', path: '/event_types', query: 'organization=https%3A%2F%2Fapi.calendly.com%2Forganizations%2FEBHAAFHDCAEQTSEZ&active=true&count=2' },
