@@ -10,6 +10,7 @@ import type * as close from './close/types.ts';
 import type * as confluence from './confluence/types.ts';
 import type * as docusign from './docusign/types.ts';
 import type * as figma from './figma/types.ts';
+import type * as freshbooks from './freshbooks/types.ts';
 import type * as github from './github/types.ts';
 import type * as gitlab from './gitlab/types.ts';
 import type * as gmail from './gmail/types.ts';
@@ -49,6 +50,7 @@ export interface ConnectorTypes {
   confluence: { actions: confluence.ConfluenceActions; credentials: confluence.ConfluenceCredentials; search: confluence.ConfluenceSearch; check: confluence.ConfluenceCheckInfo };
   docusign: { actions: docusign.DocusignActions; credentials: docusign.DocusignCredentials; search: docusign.DocusignSearch; check: docusign.DocusignCheckInfo };
   figma: { actions: figma.FigmaActions; credentials: figma.FigmaCredentials; search: figma.FigmaSearch; check: figma.FigmaCheckInfo };
+  freshbooks: { actions: freshbooks.FreshbooksActions; credentials: freshbooks.FreshbooksCredentials; search: freshbooks.FreshbooksSearch; check: freshbooks.FreshbooksCheckInfo };
   github: { actions: github.GithubActions; credentials: github.GithubCredentials; search: github.GithubSearch; check: github.GithubCheckInfo };
   gitlab: { actions: gitlab.GitlabActions; credentials: gitlab.GitlabCredentials; search: gitlab.GitlabSearch; check: gitlab.GitlabCheckInfo };
   gmail: { actions: gmail.GmailActions; credentials: gmail.GmailCredentials; search: gmail.GmailSearch; check: gmail.GmailCheckInfo };
@@ -78,7 +80,7 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'freshbooks', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
@@ -90,6 +92,7 @@ export type * as close from './close/types.ts';
 export type * as confluence from './confluence/types.ts';
 export type * as docusign from './docusign/types.ts';
 export type * as figma from './figma/types.ts';
+export type * as freshbooks from './freshbooks/types.ts';
 export type * as github from './github/types.ts';
 export type * as gitlab from './gitlab/types.ts';
 export type * as gmail from './gmail/types.ts';

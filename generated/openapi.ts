@@ -4062,6 +4062,333 @@ export interface components {
             status?: "ACTIVE" | "PAUSED";
             webhook_id: string;
         };
+        /** FreshbooksClientsCreateParams */
+        FreshbooksClientsCreateParams: {
+            bus_phone?: string;
+            currency_code?: string;
+            email?: string;
+            fname?: string;
+            language?: string;
+            lname?: string;
+            mob_phone?: string;
+            note?: string;
+            organization?: string;
+            p_city?: string;
+            p_code?: string;
+            p_country?: string;
+            p_province?: string;
+            p_street?: string;
+            p_street2?: string;
+            vat_name?: string;
+            vat_number?: string;
+        };
+        /** FreshbooksClientsGetParams */
+        FreshbooksClientsGetParams: {
+            client_id: number;
+            include?: ("outstanding_balance" | "credit_balance" | "draft_balance" | "overdue_balance" | "grand_total_balance" | "last_activity")[];
+        };
+        /** FreshbooksClientsListParams */
+        FreshbooksClientsListParams: {
+            /** @description The client with this email */
+            email?: string;
+            fname_like?: string;
+            include?: ("outstanding_balance" | "credit_balance" | "draft_balance" | "overdue_balance" | "grand_total_balance" | "last_activity")[];
+            lname_like?: string;
+            organization_like?: string;
+            page?: number;
+            per_page?: number;
+            /** Format: date */
+            updated_max?: string;
+            /**
+             * Format: date
+             * @description Updated on or after this day (US/Eastern)
+             */
+            updated_min?: string;
+            /**
+             * @description 0 active, 1 deleted, 2 archived
+             * @enum {integer}
+             */
+            vis_state?: 0 | 1 | 2;
+        };
+        /** FreshbooksClientsUpdateParams */
+        FreshbooksClientsUpdateParams: {
+            bus_phone?: string;
+            client_id: number;
+            currency_code?: string;
+            email?: string;
+            fname?: string;
+            language?: string;
+            lname?: string;
+            mob_phone?: string;
+            note?: string;
+            organization?: string;
+            p_city?: string;
+            p_code?: string;
+            p_country?: string;
+            p_province?: string;
+            p_street?: string;
+            p_street2?: string;
+            vat_name?: string;
+            vat_number?: string;
+            /** @enum {integer} */
+            vis_state?: 0 | 1 | 2;
+        };
+        /**
+         * FreshbooksExecuteRequest
+         * @description Execute on a FreshBooks connector (type freshbooks)
+         */
+        FreshbooksExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "clients";
+            params?: components["schemas"]["FreshbooksClientsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "clients";
+            params: components["schemas"]["FreshbooksClientsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "clients";
+            params?: components["schemas"]["FreshbooksClientsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "clients";
+            params: components["schemas"]["FreshbooksClientsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "clients";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "invoices";
+            params?: components["schemas"]["FreshbooksInvoicesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["FreshbooksInvoicesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["FreshbooksInvoicesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["FreshbooksInvoicesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "invoices";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "expenses";
+            params?: components["schemas"]["FreshbooksExpensesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "expenses";
+            params: components["schemas"]["FreshbooksExpensesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "expenses";
+            params: components["schemas"]["FreshbooksExpensesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "expenses";
+            params: components["schemas"]["FreshbooksExpensesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "expenses";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** FreshbooksExpensesCreateParams */
+        FreshbooksExpensesCreateParams: {
+            amount: {
+                /** @description A decimal as text */
+                amount?: string;
+                code?: string;
+            };
+            categoryid: number;
+            /** @description Billable to this client */
+            clientid?: number;
+            /** Format: date */
+            date: string;
+            markup_percent?: string;
+            notes?: string;
+            projectid?: number;
+            /** @description The staff member's id (1: the account owner) */
+            staffid: number;
+            tax_name1?: string;
+            tax_percent1?: string;
+            vendor?: string;
+        };
+        /** FreshbooksExpensesGetParams */
+        FreshbooksExpensesGetParams: {
+            expense_id: number;
+            include?: "attachment"[];
+        };
+        /** FreshbooksExpensesListParams */
+        FreshbooksExpensesListParams: {
+            categoryid?: number;
+            clientid?: number;
+            /** Format: date */
+            date_max?: string;
+            /** Format: date */
+            date_min?: string;
+            include?: "attachment"[];
+            page?: number;
+            per_page?: number;
+            /** Format: date */
+            updated_max?: string;
+            /**
+             * Format: date
+             * @description Updated on or after this day (US/Eastern)
+             */
+            updated_min?: string;
+        };
+        /** FreshbooksExpensesUpdateParams */
+        FreshbooksExpensesUpdateParams: {
+            amount?: {
+                /** @description A decimal as text */
+                amount?: string;
+                code?: string;
+            };
+            categoryid?: number;
+            clientid?: number;
+            /** Format: date */
+            date?: string;
+            expense_id: number;
+            markup_percent?: string;
+            notes?: string;
+            projectid?: number;
+            staffid?: number;
+            tax_name1?: string;
+            tax_percent1?: string;
+            vendor?: string;
+            /** @enum {integer} */
+            vis_state?: 0 | 1 | 2;
+        };
+        /** FreshbooksInvoicesCreateParams */
+        FreshbooksInvoicesCreateParams: {
+            /** Format: date */
+            create_date: string;
+            currency_code?: string;
+            /** @description The client's id */
+            customerid: number;
+            /** @description A percentage as text */
+            discount_value?: string;
+            due_offset_days?: number;
+            invoice_number?: string;
+            language?: string;
+            lines?: {
+                description?: string;
+                name: string;
+                qty?: number;
+                taxAmount1?: number;
+                taxAmount2?: number;
+                taxName1?: string;
+                taxName2?: string;
+                unit_cost?: {
+                    amount: string;
+                    code?: string;
+                };
+            }[];
+            notes?: string;
+            po_number?: string;
+            terms?: string;
+        };
+        /** FreshbooksInvoicesGetParams */
+        FreshbooksInvoicesGetParams: {
+            include?: ("lines" | "owner" | "allowed_gateways")[];
+            invoice_id: number;
+        };
+        /** FreshbooksInvoicesListParams */
+        FreshbooksInvoicesListParams: {
+            /** @description One client's invoices */
+            customerid?: number;
+            /** Format: date */
+            date_max?: string;
+            /**
+             * Format: date
+             * @description Issued on or after this day
+             */
+            date_min?: string;
+            include?: ("lines" | "owner" | "allowed_gateways")[];
+            invoice_number?: string;
+            page?: number;
+            per_page?: number;
+            /** Format: date */
+            updated_max?: string;
+            /**
+             * Format: date
+             * @description Updated on or after this day (US/Eastern)
+             */
+            updated_min?: string;
+            /** @enum {string} */
+            v3_status?: "created" | "draft" | "sent" | "viewed" | "failed" | "retry" | "success" | "autopaid" | "paid" | "partial" | "disputed" | "resolved" | "overdue" | "declined" | "pending" | "deposit-partial" | "deposit-paid";
+        };
+        /** FreshbooksInvoicesUpdateParams */
+        FreshbooksInvoicesUpdateParams: {
+            /**
+             * @description Mark the draft sent (send nothing else with it)
+             * @enum {boolean}
+             */
+            action_mark_as_sent?: true;
+            /** Format: date */
+            create_date?: string;
+            currency_code?: string;
+            customerid?: number;
+            discount_value?: string;
+            due_offset_days?: number;
+            invoice_id: number;
+            invoice_number?: string;
+            language?: string;
+            lines?: {
+                description?: string;
+                name: string;
+                qty?: number;
+                taxAmount1?: number;
+                taxAmount2?: number;
+                taxName1?: string;
+                taxName2?: string;
+                unit_cost?: {
+                    amount: string;
+                    code?: string;
+                };
+            }[];
+            notes?: string;
+            po_number?: string;
+            terms?: string;
+            /** @enum {integer} */
+            vis_state?: 0 | 1 | 2;
+        };
         /**
          * GithubExecuteRequest
          * @description Execute on a GitHub connector (type github)
@@ -16618,7 +16945,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["FreshbooksExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {
