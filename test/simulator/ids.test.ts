@@ -46,4 +46,14 @@ describe('newId', () => {
     expect(id).toMatch(/^[A-Z]{16}$/);
     expect(id).not.toBe('AAAAAAAAAAAAAAAA');
   });
+
+  it("keeps a long number as text (Discord's snowflakes) to its length and first digit; shorter ones stay 16 digits", () => {
+    const r = rand();
+    const ids = [newId(r, '1163421849870925824'), newId(r, '1163421849870925824'), newId(r, '81384788765712384')].map(String);
+    expect(ids[0]).toMatch(/^1\d{18}$/);
+    expect(ids[1]).toMatch(/^1\d{18}$/);
+    expect(ids[0]).not.toBe(ids[1]);
+    expect(ids[2]).toMatch(/^8\d{16}$/);
+    expect(String(newId(r, '1204215360145423'))).toMatch(/^[1-9]\d{15}$/);
+  });
 });

@@ -63,6 +63,9 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     const n = Math.max(3, like.length);
     return String(10 ** (n - 1) + Math.floor(rand() * 9 * 10 ** (n - 1)));
   }
+  // A long number kept as text (Discord's snowflakes, 17 to 20 digits): as many digits, the same first.
+  if (typeof like === 'string' && /^[1-9]\d{16,19}$/.test(like))
+    return like[0] + Array.from({ length: like.length - 1 }, () => Math.floor(rand() * 10)).join('');
   const digits = Array.from({ length: 16 }, (_, i) => Math.floor(rand() * (i === 0 ? 9 : 10)) + (i === 0 ? 1 : 0)).join('');
   return typeof like === 'string' && /^[0-9a-f]{20,}$/.test(like) && /[a-f]/.test(like) ? Buffer.from(digits).toString('hex').slice(0, like.length) : digits;
 }
