@@ -76,8 +76,8 @@ export interface PagesIO {
 }
 
 /**
- * Higher of two high-water values: numbers numerically, whole numbers written as text (Discord's
- * snowflake ids, 18 or 19 digits: too long for a number) by length first, other strings as ISO text.
+ * Higher of two high-water values: numbers numerically, whole numbers written as text
+ * (snowflake ids, 18 or 19 digits: too long for a number) by length first, other strings as ISO text.
  */
 export function maxMark(a: unknown, b: unknown): unknown {
   if (a === undefined || a === null) return b;

@@ -47,13 +47,17 @@ describe('newId', () => {
     expect(id).not.toBe('AAAAAAAAAAAAAAAA');
   });
 
-  it("keeps a long number as text (Discord's snowflakes) to its length and first digit; shorter ones stay 16 digits", () => {
+  it('mints a long number as text (a snowflake) time-ordered: seeded ones in the past, created ones now and increasing', () => {
     const r = rand();
-    const ids = [newId(r, '1163421849870925824'), newId(r, '1163421849870925824'), newId(r, '81384788765712384')].map(String);
-    expect(ids[0]).toMatch(/^1\d{18}$/);
-    expect(ids[1]).toMatch(/^1\d{18}$/);
-    expect(ids[0]).not.toBe(ids[1]);
-    expect(ids[2]).toMatch(/^8\d{16}$/);
+    const seeded = [newId(r, '1163421849870925824'), newId(r, '1163421849870925824')].map(String);
+    const created = [newId(r, '1163421849870925824', true), newId(r, '1163421849870925824', true)].map(String);
+    for (const id of [...seeded, ...created]) expect(id).toMatch(/^[1-9]\d{17,18}$/);
+    expect(seeded[0]).not.toBe(seeded[1]);
+    // Milliseconds since 2015 in the high bits: seeded before 2023-06, created at the clock's time, each later than the last.
+    const at = (id: string): number => Number((BigInt(id) >> 22n) + 1_420_070_400_000n);
+    for (const id of seeded) expect(at(id)).toBeLessThan(Date.UTC(2023, 6, 1));
+    expect(at(created[0]!)).toBeGreaterThan(Date.UTC(2025, 0, 1));
+    expect(BigInt(created[1]!) > BigInt(created[0]!)).toBe(true);
     expect(String(newId(r, '1204215360145423'))).toMatch(/^[1-9]\d{15}$/);
   });
 });

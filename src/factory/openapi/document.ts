@@ -202,7 +202,7 @@ export function findRecord(
 }
 
 /**
- * A body that is only an envelope: one property, an object without an id of its own (FreshBooks'
+ * A body that is only an envelope: one property, an object without an id of its own (as
  * `{"response": {"result": {"client": {...}}}}`), looked into for the record or records.
  */
 function soleWrapper(schema: OpenApiSchema, entity: string): { key: string; schema: OpenApiSchema } | undefined {

@@ -1,6 +1,8 @@
 /** New ids shaped like the description's, and values kept as text. */
 
 let lastTs = 0;
+let lastSnowflakeMs = 0;
+const SNOWFLAKE_EPOCH_MS = 1_420_070_400_000n;
 /**
  * A fresh id shaped like the sampled one: a number, a Unix timestamp with microseconds (a chat
  * message ts: in the past when seeded, the current time when created, always increasing), a
@@ -63,9 +65,13 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     const n = Math.max(3, like.length);
     return String(10 ** (n - 1) + Math.floor(rand() * 9 * 10 ** (n - 1)));
   }
-  // A long number kept as text (Discord's snowflakes, 17 to 20 digits): as many digits, the same first.
-  if (typeof like === 'string' && /^[1-9]\d{16,19}$/.test(like))
-    return like[0] + Array.from({ length: like.length - 1 }, () => Math.floor(rand() * 10)).join('');
+  // A long number kept as text (a snowflake, 17 to 20 digits): time-ordered, milliseconds since
+  // 2015 shifted left by 22 bits over random low bits; in the past when seeded, now when created
+  // (always increasing), so ids sort as the records were made.
+  if (typeof like === 'string' && /^[1-9]\d{16,19}$/.test(like)) {
+    const ms = created ? (lastSnowflakeMs = Math.max(lastSnowflakeMs + 1, Date.now())) : 1_600_000_000_000 + Math.floor(rand() * 80_000_000_000);
+    return String(((BigInt(ms) - SNOWFLAKE_EPOCH_MS) << 22n) | BigInt(Math.floor(rand() * 4_194_304)));
+  }
   const digits = Array.from({ length: 16 }, (_, i) => Math.floor(rand() * (i === 0 ? 9 : 10)) + (i === 0 ? 1 : 0)).join('');
   return typeof like === 'string' && /^[0-9a-f]{20,}$/.test(like) && /[a-f]/.test(like) ? Buffer.from(digits).toString('hex').slice(0, like.length) : digits;
 }

@@ -55,7 +55,8 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
     const pag = opConf?.pagination ?? sidecar.pagination ?? {};
     // Exports (operations with their own pagination or a since param) show soft-deleted records; lists do not.
     const exporting = opConf?.pagination !== undefined || opConf?.since !== undefined;
-    const cursorParam = pag.cursor_param ?? CURSOR_PARAMS.find((n) => paramNames.has(n));
+    // A param the sidecar's filters name is a filter, not the cursor.
+    const cursorParam = pag.cursor_param ?? CURSOR_PARAMS.find((n) => paramNames.has(n) && sidecar.filters?.[n] === undefined);
     const pageParam = PAGE_PARAMS.find((n) => paramNames.has(n));
     const limitParam = pag.limit_param ?? LIMIT_PARAMS.find((n) => paramNames.has(n));
     const limitDef = limitParam === undefined ? undefined : d.schemaAt(op.params.find((p) => p.name === limitParam)?.schemaRef);
@@ -83,6 +84,10 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
       (s) => Object.entries(pathParams).every(([k, v]) => under(s, k, v)) && (onlyDeleted ? softDeleted(r, s.record) : exporting || !softDeleted(r, s.record)),
     );
     if (pag.order === 'newest_first') rows.reverse();
+    else if (pag.order === 'id_ascending' || pag.order === 'id_descending') {
+      const sign = pag.order === 'id_ascending' ? 1 : -1;
+      rows.sort((a, b) => sign * (compareValues(a.record[r.idField], b.record[r.idField]) ?? 0));
+    }
     if (since !== undefined) {
       // Changed at or after the param (Unix seconds), oldest change first.
       const secondsOf = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' ? Math.floor(Date.parse(v) / 1000) : NaN);
@@ -171,6 +176,9 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
 
 /** A record field against a query value: as numbers when both are numeric (e.g. ts "1700000000.000100"), else as times; undefined when neither. */
 export function compareValues(field: unknown, value: unknown): number | undefined {
+  // Whole numbers too long for a double (18-19 digit snowflake ids, as text): exactly, by length then digits.
+  if (typeof field === 'string' && typeof value === 'string' && /^\d{16,}$/.test(field) && /^\d{16,}$/.test(value))
+    return field.length !== value.length ? field.length - value.length : field < value ? -1 : field > value ? 1 : 0;
   const num = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN);
   const [a, b] = [num(field), num(value)];
   if (!Number.isNaN(a) && !Number.isNaN(b)) return a - b;
@@ -192,7 +200,7 @@ function timeOf(s: string): number {
 
 /**
  * A list's query as filters: `[name, value, field]`, the params the list handles itself left out. A
- * deepObject of filters (FreshBooks' `search[email]=...&search[updated_min]=...`) is one filter per
+ * deepObject of filters (`search[email]=...&search[updated_min]=...`) is one filter per
  * key, named `search[email]` (the sidecar's `filters` key) and reading the record field of its key;
  * a range (`created[gte]`) stays one value.
  */

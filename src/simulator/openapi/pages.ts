@@ -138,7 +138,7 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
 
 /**
  * The page's own numbers where the list's records sit: the page number, how many pages there are
- * (`pages`, `total_pages`), and beside a list nested in envelopes (FreshBooks' `{response: {result:
+ * (`pages`, `total_pages`), and beside a list nested in envelopes (`{response: {result:
  * {clients, page, pages, per_page, total}}}`) its page size and total too.
  */
 function pageCounts(holder: unknown, body: Json, p: PageRequest, count: number): void {

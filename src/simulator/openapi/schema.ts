@@ -22,7 +22,11 @@ export function propertiesOf(d: Description, schema: Json | undefined, depth = 0
   return best;
 }
 
-export const isArraySchema = (d: Description, s: Json | undefined): boolean => s !== undefined && d.resolve(s).type === 'array';
+/** An array schema, also when it may be null as OpenAPI 3.1 writes it (`type: [array, "null"]`). */
+export const isArraySchema = (d: Description, s: Json | undefined): boolean => {
+  const type = s === undefined ? undefined : d.resolve(s).type;
+  return type === 'array' || (Array.isArray(type) && type.includes('array'));
+};
 
 /** `tickets` → `ticket`, `companies` → `company`: the key a record of the resource is wrapped in. */
 export function singularOf(name: string): string {
@@ -34,7 +38,7 @@ export function singularOf(name: string): string {
 /**
  * The envelope key of a single-record body (`{data: {...}}`, a vendor's `{ticket: {...}}`), or
  * undefined for a bare record; a dotted path when envelopes nest, under one-key wrappers or an
- * envelope holding no record of its own (FreshBooks' `{response: {result: {client: {...}}}}`:
+ * envelope holding no record of its own (`{response: {result: {client: {...}}}}`:
  * `response.result.client`).
  */
 export function envelopeOf(d: Description, schema: Json | undefined, resource?: string, depth = 0): string | undefined {
