@@ -8,6 +8,7 @@ import type * as calendly from './calendly/types.ts';
 import type * as clickup from './clickup/types.ts';
 import type * as close from './close/types.ts';
 import type * as confluence from './confluence/types.ts';
+import type * as discord from './discord/types.ts';
 import type * as docusign from './docusign/types.ts';
 import type * as figma from './figma/types.ts';
 import type * as freshbooks from './freshbooks/types.ts';
@@ -48,6 +49,7 @@ export interface ConnectorTypes {
   clickup: { actions: clickup.ClickupActions; credentials: clickup.ClickupCredentials; search: clickup.ClickupSearch; check: clickup.ClickupCheckInfo };
   close: { actions: close.CloseActions; credentials: close.CloseCredentials; search: close.CloseSearch; check: close.CloseCheckInfo };
   confluence: { actions: confluence.ConfluenceActions; credentials: confluence.ConfluenceCredentials; search: confluence.ConfluenceSearch; check: confluence.ConfluenceCheckInfo };
+  discord: { actions: discord.DiscordActions; credentials: discord.DiscordCredentials; search: discord.DiscordSearch; check: discord.DiscordCheckInfo };
   docusign: { actions: docusign.DocusignActions; credentials: docusign.DocusignCredentials; search: docusign.DocusignSearch; check: docusign.DocusignCheckInfo };
   figma: { actions: figma.FigmaActions; credentials: figma.FigmaCredentials; search: figma.FigmaSearch; check: figma.FigmaCheckInfo };
   freshbooks: { actions: freshbooks.FreshbooksActions; credentials: freshbooks.FreshbooksCredentials; search: freshbooks.FreshbooksSearch; check: freshbooks.FreshbooksCheckInfo };
@@ -80,7 +82,7 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'freshbooks', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'discord', 'docusign', 'figma', 'freshbooks', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
@@ -90,6 +92,7 @@ export type * as calendly from './calendly/types.ts';
 export type * as clickup from './clickup/types.ts';
 export type * as close from './close/types.ts';
 export type * as confluence from './confluence/types.ts';
+export type * as discord from './discord/types.ts';
 export type * as docusign from './docusign/types.ts';
 export type * as figma from './figma/types.ts';
 export type * as freshbooks from './freshbooks/types.ts';

@@ -3603,6 +3603,169 @@ export interface components {
             /** @description Where events are POSTed (http or https). Link-local and metadata addresses are refused (webhook_url_refused), as for connectors. */
             url: string;
         };
+        /** DiscordChannelsCreateParams */
+        DiscordChannelsCreateParams: {
+            guild_id: string;
+            name: string;
+            nsfw?: boolean;
+            /** @description The category to put it in */
+            parent_id?: string;
+            position?: number;
+            rate_limit_per_user?: number;
+            topic?: string;
+            /**
+             * @description 0 text (default), 2 voice, 4 category, 5 announcement, 13 stage, 15 forum
+             * @enum {integer}
+             */
+            type?: 0 | 2 | 4 | 5 | 13 | 15;
+        };
+        /** DiscordChannelsGetParams */
+        DiscordChannelsGetParams: {
+            channel_id: string;
+        };
+        /** DiscordChannelsListParams */
+        DiscordChannelsListParams: {
+            guild_id: string;
+        };
+        /**
+         * DiscordExecuteRequest
+         * @description Execute on a Discord connector (type discord)
+         */
+        DiscordExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "guilds";
+            params?: components["schemas"]["DiscordGuildsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "guilds";
+            params: components["schemas"]["DiscordGuildsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "guilds";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "channels";
+            params: components["schemas"]["DiscordChannelsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "channels";
+            params: components["schemas"]["DiscordChannelsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "channels";
+            params: components["schemas"]["DiscordChannelsCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "channels";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["DiscordMessagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["DiscordMessagesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["DiscordMessagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["DiscordMessagesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "messages";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** DiscordGuildsGetParams */
+        DiscordGuildsGetParams: {
+            guild_id: string;
+            with_counts?: boolean;
+        };
+        /** DiscordGuildsListParams */
+        DiscordGuildsListParams: {
+            /** @description Guilds after this id */
+            after?: string;
+            /** @description Guilds before this id */
+            before?: string;
+            limit?: number;
+            with_counts?: boolean;
+        };
+        /** DiscordMessagesCreateParams */
+        DiscordMessagesCreateParams: {
+            /** @description Who may be pinged: {parse: [users, roles, everyone], users: [...], roles: [...], replied_user} */
+            allowed_mentions?: {
+                parse?: ("users" | "roles" | "everyone")[];
+                replied_user?: boolean;
+                roles?: string[];
+                users?: string[];
+            };
+            channel_id: string;
+            content?: string;
+            embeds?: {
+                color?: number;
+                description?: string;
+                title?: string;
+                url?: string;
+            }[];
+            /** @description The id of the message to reply to */
+            reply_to?: string;
+            tts?: boolean;
+        };
+        /** DiscordMessagesGetParams */
+        DiscordMessagesGetParams: {
+            channel_id: string;
+            message_id: string;
+        };
+        /** DiscordMessagesListParams */
+        DiscordMessagesListParams: {
+            /** @description Messages after this id (one page: the changes action pages forward) */
+            after?: string;
+            around?: string;
+            /** @description Messages before this id */
+            before?: string;
+            channel_id: string;
+            limit?: number;
+        };
+        /** DiscordMessagesUpdateParams */
+        DiscordMessagesUpdateParams: {
+            channel_id: string;
+            content?: string;
+            embeds?: {
+                color?: number;
+                description?: string;
+                title?: string;
+                url?: string;
+            }[];
+            message_id: string;
+        };
         /** DocusignEnvelopesCreateParams */
         DocusignEnvelopesCreateParams: {
             brand_id?: string;
@@ -16945,7 +17108,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["FreshbooksExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DiscordExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["FreshbooksExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

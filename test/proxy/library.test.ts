@@ -66,6 +66,7 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['confluence', { method: 'GET', path: '/spaces', query: 'limit=1&sort=key' }],
   ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
   ['close', { method: 'GET', path: '/me/' }],
+  ['discord', { method: 'GET', path: '/users/@me' }],
   ['docusign', { method: 'GET', path: '/', query: 'include_account_settings=false' }],
   ['freshbooks', { method: 'GET', path: '/invoices/invoices/1184349666/share_link', query: 'share_method=share_link' }],
   [
