@@ -801,6 +801,200 @@ export interface components {
             /** @description urn:switchboard:problem:<code> */
             type: string;
         };
+        /** AirtableBasesGetParams */
+        AirtableBasesGetParams: {
+            base_id: string;
+            /** @description Each view's visibleFieldIds */
+            include_visible_field_ids?: boolean;
+        };
+        /** AirtableBasesListParams */
+        AirtableBasesListParams: {
+            offset?: string;
+        };
+        /**
+         * AirtableExecuteRequest
+         * @description Execute on a Airtable connector (type airtable)
+         */
+        AirtableExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "bases";
+            params?: components["schemas"]["AirtableBasesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "bases";
+            params: components["schemas"]["AirtableBasesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "bases";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tables";
+            params: components["schemas"]["AirtableTablesListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tables";
+            params: components["schemas"]["AirtableTablesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "tables";
+            params: components["schemas"]["AirtableTablesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tables";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "records";
+            params: components["schemas"]["AirtableRecordsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "records";
+            params: components["schemas"]["AirtableRecordsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "records";
+            params: components["schemas"]["AirtableRecordsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "records";
+            params: components["schemas"]["AirtableRecordsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "records";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** AirtableRecordsCreateParams */
+        AirtableRecordsCreateParams: {
+            base_id: string;
+            /**
+             * @description Field name (or id) → value
+             * @example {
+             *       "Name": "Northwind Traders renewal",
+             *       "Notes": "Send the quote"
+             *     }
+             */
+            fields: Record<string, never>;
+            return_fields_by_field_id?: boolean;
+            /** @description The table's id (tbl...) or name */
+            table_id_or_name: string;
+            /** @description Convert text to the fields' types (new select options are made as needed) */
+            typecast?: boolean;
+        };
+        /** AirtableRecordsGetParams */
+        AirtableRecordsGetParams: {
+            base_id: string;
+            /** @enum {string} */
+            cell_format?: "json" | "string";
+            record_id: string;
+            return_fields_by_field_id?: boolean;
+            /** @description The table's id (tbl...) or name */
+            table_id_or_name: string;
+        };
+        /** AirtableRecordsListParams */
+        AirtableRecordsListParams: {
+            base_id: string;
+            /** @enum {string} */
+            cell_format?: "json" | "string";
+            /** @description The fields to answer (default all) */
+            fields?: string[];
+            /** @description An Airtable formula; records for which it is true, e.g. {Status} = 'Done' */
+            filter_by_formula?: string;
+            max_records?: number;
+            offset?: string;
+            page_size?: number;
+            return_fields_by_field_id?: boolean;
+            /** @enum {string} */
+            sort_direction?: "asc" | "desc";
+            /** @description The field to sort by */
+            sort_field?: string;
+            /** @description The table's id (tbl...) or name */
+            table_id_or_name: string;
+            /** @description With cell_format string */
+            time_zone?: string;
+            /** @description With cell_format string */
+            user_locale?: string;
+            /** @description A view's id or name: its filter and order apply */
+            view?: string;
+        };
+        /** AirtableRecordsUpdateParams */
+        AirtableRecordsUpdateParams: {
+            base_id: string;
+            /**
+             * @description Field name (or id) → value
+             * @example {
+             *       "Name": "Northwind Traders renewal",
+             *       "Notes": "Send the quote"
+             *     }
+             */
+            fields: Record<string, never>;
+            record_id: string;
+            return_fields_by_field_id?: boolean;
+            /** @description The table's id (tbl...) or name */
+            table_id_or_name: string;
+            typecast?: boolean;
+        };
+        /** AirtableTablesCreateParams */
+        AirtableTablesCreateParams: {
+            base_id: string;
+            description?: string;
+            /**
+             * @description Fields: {name, type (singleLineText, number, singleSelect...), description?, options?}
+             * @example [
+             *       {
+             *         "name": "Name",
+             *         "type": "singleLineText"
+             *       },
+             *       {
+             *         "name": "Notes",
+             *         "type": "multilineText"
+             *       }
+             *     ]
+             */
+            fields: {
+                description?: string;
+                name: string;
+                options?: Record<string, never>;
+                type: string;
+            }[];
+            name: string;
+        };
+        /** AirtableTablesListParams */
+        AirtableTablesListParams: {
+            base_id: string;
+        };
+        /** AirtableTablesUpdateParams */
+        AirtableTablesUpdateParams: {
+            base_id: string;
+            description?: string;
+            name?: string;
+            /** @description The table's id (or name) */
+            table_id: string;
+        };
         /** ApolloAccountsCreateParams */
         ApolloAccountsCreateParams: {
             account_stage_id?: string;
@@ -1498,6 +1692,498 @@ export interface components {
             /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
             opt_fields?: string[];
         };
+        /** AttioCompaniesCreateParams */
+        AttioCompaniesCreateParams: {
+            /**
+             * @description Attribute slug (or id) → a value or an array of values: {name: [Northwind Traders], domains: [northwind.example.com]}
+             * @example {
+             *       "name": [
+             *         "Northwind Traders"
+             *       ],
+             *       "domains": [
+             *         "northwind.example.com"
+             *       ]
+             *     }
+             */
+            values: {
+                [key: string]: unknown[];
+            };
+        };
+        /** AttioCompaniesGetParams */
+        AttioCompaniesGetParams: {
+            /** Format: uuid */
+            record_id: string;
+        };
+        /** AttioCompaniesListParams */
+        AttioCompaniesListParams: {
+            /**
+             * Format: date-time
+             * @description Records created after this time (a created_at filter, joined to filter by $and)
+             */
+            created_after?: string;
+            /** @description Attio's filter: shorthand ({email_addresses: "ada@example.com"}) or verbose ({$and: [...]}) */
+            filter?: Record<string, never>;
+            /** @description Page size (Attio's default 500) */
+            limit?: number;
+            offset?: number;
+            /**
+             * @description Sort keys: {direction: asc | desc, attribute, field?}, or {direction, path} through a record reference
+             * @example [
+             *       {
+             *         "direction": "asc",
+             *         "attribute": "created_at"
+             *       }
+             *     ]
+             */
+            sorts?: {
+                attribute?: string;
+                /** @enum {string} */
+                direction: "asc" | "desc";
+                field?: string;
+                path?: unknown[];
+            }[];
+        };
+        /** AttioCompaniesUpdateParams */
+        AttioCompaniesUpdateParams: {
+            /** Format: uuid */
+            record_id: string;
+            /**
+             * @description Attribute slug (or id) → a value or an array of values
+             * @example {
+             *       "job_title": [
+             *         "Head of Engineering"
+             *       ]
+             *     }
+             */
+            values: {
+                [key: string]: unknown[];
+            };
+        };
+        /** AttioEntriesCreateParams */
+        AttioEntriesCreateParams: {
+            /** @description The list's attribute slug → value(s) */
+            entry_values?: {
+                [key: string]: unknown[];
+            };
+            list: string;
+            /** @description The record's object: people, companies... */
+            parent_object: string;
+            /** Format: uuid */
+            parent_record_id: string;
+        };
+        /** AttioEntriesGetParams */
+        AttioEntriesGetParams: {
+            /** Format: uuid */
+            entry_id: string;
+            list: string;
+        };
+        /** AttioEntriesListParams */
+        AttioEntriesListParams: {
+            /**
+             * Format: date-time
+             * @description Entries created after this time (a created_at filter, joined to filter by $and)
+             */
+            created_after?: string;
+            filter?: Record<string, never>;
+            limit?: number;
+            /** @description The list's id or api_slug */
+            list: string;
+            offset?: number;
+            /**
+             * @description Sort keys: {direction: asc | desc, attribute, field?}, or {direction, path} through a record reference
+             * @example [
+             *       {
+             *         "direction": "asc",
+             *         "attribute": "created_at"
+             *       }
+             *     ]
+             */
+            sorts?: {
+                attribute?: string;
+                /** @enum {string} */
+                direction: "asc" | "desc";
+                field?: string;
+                path?: unknown[];
+            }[];
+        };
+        /** AttioEntriesUpdateParams */
+        AttioEntriesUpdateParams: {
+            /** Format: uuid */
+            entry_id: string;
+            /**
+             * @example {
+             *       "stage": [
+             *         "In progress"
+             *       ]
+             *     }
+             */
+            entry_values: {
+                [key: string]: unknown[];
+            };
+            list: string;
+        };
+        /**
+         * AttioExecuteRequest
+         * @description Execute on a Attio connector (type attio)
+         */
+        AttioExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "people";
+            params?: components["schemas"]["AttioPeopleListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "people";
+            params: components["schemas"]["AttioPeopleGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "people";
+            params: components["schemas"]["AttioPeopleCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "people";
+            params: components["schemas"]["AttioPeopleUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "people";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "companies";
+            params?: components["schemas"]["AttioCompaniesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "companies";
+            params: components["schemas"]["AttioCompaniesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "companies";
+            params: components["schemas"]["AttioCompaniesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "companies";
+            params: components["schemas"]["AttioCompaniesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "companies";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["AttioListsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "lists";
+            params: components["schemas"]["AttioListsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "lists";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "entries";
+            params: components["schemas"]["AttioEntriesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "entries";
+            params: components["schemas"]["AttioEntriesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "entries";
+            params: components["schemas"]["AttioEntriesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "entries";
+            params: components["schemas"]["AttioEntriesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "entries";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "notes";
+            params?: components["schemas"]["AttioNotesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["AttioNotesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "notes";
+            params: components["schemas"]["AttioNotesCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "notes";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["AttioTasksListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["AttioTasksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["AttioTasksCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["AttioTasksUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "workspace_members";
+            params?: components["schemas"]["AttioWorkspaceMembersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "workspace_members";
+            params: components["schemas"]["AttioWorkspaceMembersGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "workspace_members";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** AttioListsGetParams */
+        AttioListsGetParams: {
+            /** @description The list's id or api_slug */
+            list: string;
+        };
+        /** AttioListsListParams */
+        AttioListsListParams: Record<string, never>;
+        /** AttioNotesCreateParams */
+        AttioNotesCreateParams: {
+            content: string;
+            /**
+             * Format: date-time
+             * @description Back-dates the note (default now)
+             */
+            created_at?: string;
+            /**
+             * @default plaintext
+             * @enum {string}
+             */
+            format: "plaintext" | "markdown";
+            /** @description The record's object: people, companies... */
+            parent_object: string;
+            /** Format: uuid */
+            parent_record_id: string;
+            title: string;
+        };
+        /** AttioNotesGetParams */
+        AttioNotesGetParams: {
+            /** Format: uuid */
+            note_id: string;
+        };
+        /** AttioNotesListParams */
+        AttioNotesListParams: {
+            limit?: number;
+            offset?: number;
+            /** @description With parent_record_id: the record's object */
+            parent_object?: string;
+            /** Format: uuid */
+            parent_record_id?: string;
+        };
+        /** AttioPeopleCreateParams */
+        AttioPeopleCreateParams: {
+            /**
+             * @description Attribute slug (or id) → a value or an array of values: {name: [{first_name: Ada, last_name: Lovelace, full_name: Ada Lovelace}], email_addresses: [ada@example.com]}
+             * @example {
+             *       "name": [
+             *         {
+             *           "first_name": "Ada",
+             *           "last_name": "Lovelace",
+             *           "full_name": "Ada Lovelace"
+             *         }
+             *       ],
+             *       "email_addresses": [
+             *         "ada.lovelace@example.com"
+             *       ]
+             *     }
+             */
+            values: {
+                [key: string]: unknown[];
+            };
+        };
+        /** AttioPeopleGetParams */
+        AttioPeopleGetParams: {
+            /** Format: uuid */
+            record_id: string;
+        };
+        /** AttioPeopleListParams */
+        AttioPeopleListParams: {
+            /**
+             * Format: date-time
+             * @description Records created after this time (a created_at filter, joined to filter by $and)
+             */
+            created_after?: string;
+            /** @description Attio's filter: shorthand ({email_addresses: "ada@example.com"}) or verbose ({$and: [...]}) */
+            filter?: Record<string, never>;
+            /** @description Page size (Attio's default 500) */
+            limit?: number;
+            offset?: number;
+            /**
+             * @description Sort keys: {direction: asc | desc, attribute, field?}, or {direction, path} through a record reference
+             * @example [
+             *       {
+             *         "direction": "asc",
+             *         "attribute": "created_at"
+             *       }
+             *     ]
+             */
+            sorts?: {
+                attribute?: string;
+                /** @enum {string} */
+                direction: "asc" | "desc";
+                field?: string;
+                path?: unknown[];
+            }[];
+        };
+        /** AttioPeopleUpdateParams */
+        AttioPeopleUpdateParams: {
+            /** Format: uuid */
+            record_id: string;
+            /**
+             * @description Attribute slug (or id) → a value or an array of values
+             * @example {
+             *       "job_title": [
+             *         "Head of Engineering"
+             *       ]
+             *     }
+             */
+            values: {
+                [key: string]: unknown[];
+            };
+        };
+        /** AttioTasksCreateParams */
+        AttioTasksCreateParams: {
+            /** @description Workspace members: {referenced_actor_type: workspace-member, referenced_actor_id} */
+            assignees?: {
+                /** Format: uuid */
+                referenced_actor_id: string;
+                /** @enum {string} */
+                referenced_actor_type: "workspace-member";
+            }[];
+            content: string;
+            /** Format: date-time */
+            deadline_at?: string | null;
+            /** @default false */
+            is_completed: boolean;
+            /** @description Records the task is about: {target_object, target_record_id} */
+            linked_records?: {
+                target_object: string;
+                /** Format: uuid */
+                target_record_id: string;
+            }[];
+        };
+        /** AttioTasksGetParams */
+        AttioTasksGetParams: {
+            /** Format: uuid */
+            task_id: string;
+        };
+        /** AttioTasksListParams */
+        AttioTasksListParams: {
+            /** @description A workspace member's id or email address */
+            assignee?: string;
+            is_completed?: boolean;
+            limit?: number;
+            /** @description With linked_record_id: tasks linking that record */
+            linked_object?: string;
+            /** Format: uuid */
+            linked_record_id?: string;
+            offset?: number;
+            /** @enum {string} */
+            sort?: "created_at:asc" | "created_at:desc";
+        };
+        /** AttioTasksUpdateParams */
+        AttioTasksUpdateParams: {
+            assignees?: {
+                /** Format: uuid */
+                referenced_actor_id: string;
+                /** @enum {string} */
+                referenced_actor_type: "workspace-member";
+            }[];
+            /** Format: date-time */
+            deadline_at?: string | null;
+            is_completed?: boolean;
+            linked_records?: {
+                target_object: string;
+                /** Format: uuid */
+                target_record_id: string;
+            }[];
+            /** Format: uuid */
+            task_id: string;
+        };
+        /** AttioWorkspaceMembersGetParams */
+        AttioWorkspaceMembersGetParams: {
+            /** Format: uuid */
+            workspace_member_id: string;
+        };
+        /** AttioWorkspaceMembersListParams */
+        AttioWorkspaceMembersListParams: Record<string, never>;
         AuditEventList: {
             data: {
                 /** @description token.issued, scoped_token.issued, widget_token.issued, connect_session.created, connector.created, connector.updated, connector.reauthorized, connector.deleted, sync.started, oauth.initiated, oauth.completed, webhook_endpoint.created, webhook_endpoint.deleted, webhook_subscription.created */
@@ -3603,6 +4289,169 @@ export interface components {
             /** @description Where events are POSTed (http or https). Link-local and metadata addresses are refused (webhook_url_refused), as for connectors. */
             url: string;
         };
+        /** DiscordChannelsCreateParams */
+        DiscordChannelsCreateParams: {
+            guild_id: string;
+            name: string;
+            nsfw?: boolean;
+            /** @description The category to put it in */
+            parent_id?: string;
+            position?: number;
+            rate_limit_per_user?: number;
+            topic?: string;
+            /**
+             * @description 0 text (default), 2 voice, 4 category, 5 announcement, 13 stage, 15 forum
+             * @enum {integer}
+             */
+            type?: 0 | 2 | 4 | 5 | 13 | 15;
+        };
+        /** DiscordChannelsGetParams */
+        DiscordChannelsGetParams: {
+            channel_id: string;
+        };
+        /** DiscordChannelsListParams */
+        DiscordChannelsListParams: {
+            guild_id: string;
+        };
+        /**
+         * DiscordExecuteRequest
+         * @description Execute on a Discord connector (type discord)
+         */
+        DiscordExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "guilds";
+            params?: components["schemas"]["DiscordGuildsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "guilds";
+            params: components["schemas"]["DiscordGuildsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "guilds";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "channels";
+            params: components["schemas"]["DiscordChannelsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "channels";
+            params: components["schemas"]["DiscordChannelsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "channels";
+            params: components["schemas"]["DiscordChannelsCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "channels";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["DiscordMessagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["DiscordMessagesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["DiscordMessagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "messages";
+            params: components["schemas"]["DiscordMessagesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "messages";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** DiscordGuildsGetParams */
+        DiscordGuildsGetParams: {
+            guild_id: string;
+            with_counts?: boolean;
+        };
+        /** DiscordGuildsListParams */
+        DiscordGuildsListParams: {
+            /** @description Guilds after this id */
+            after?: string;
+            /** @description Guilds before this id */
+            before?: string;
+            limit?: number;
+            with_counts?: boolean;
+        };
+        /** DiscordMessagesCreateParams */
+        DiscordMessagesCreateParams: {
+            /** @description Who may be pinged: {parse: [users, roles, everyone], users: [...], roles: [...], replied_user} */
+            allowed_mentions?: {
+                parse?: ("users" | "roles" | "everyone")[];
+                replied_user?: boolean;
+                roles?: string[];
+                users?: string[];
+            };
+            channel_id: string;
+            content?: string;
+            embeds?: {
+                color?: number;
+                description?: string;
+                title?: string;
+                url?: string;
+            }[];
+            /** @description The id of the message to reply to */
+            reply_to?: string;
+            tts?: boolean;
+        };
+        /** DiscordMessagesGetParams */
+        DiscordMessagesGetParams: {
+            channel_id: string;
+            message_id: string;
+        };
+        /** DiscordMessagesListParams */
+        DiscordMessagesListParams: {
+            /** @description Messages after this id (one page: the changes action pages forward) */
+            after?: string;
+            around?: string;
+            /** @description Messages before this id */
+            before?: string;
+            channel_id: string;
+            limit?: number;
+        };
+        /** DiscordMessagesUpdateParams */
+        DiscordMessagesUpdateParams: {
+            channel_id: string;
+            content?: string;
+            embeds?: {
+                color?: number;
+                description?: string;
+                title?: string;
+                url?: string;
+            }[];
+            message_id: string;
+        };
         /** DocusignEnvelopesCreateParams */
         DocusignEnvelopesCreateParams: {
             brand_id?: string;
@@ -3845,6 +4694,118 @@ export interface components {
             shared?: boolean;
             template_id: string;
         };
+        /**
+         * DropboxExecuteRequest
+         * @description Execute on a Dropbox connector (type dropbox)
+         */
+        DropboxExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "files";
+            params?: components["schemas"]["DropboxFilesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["DropboxFilesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["DropboxFilesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "files";
+            params: components["schemas"]["DropboxFilesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "files";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "shared_links";
+            params?: components["schemas"]["DropboxSharedLinksListParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "shared_links";
+            params: components["schemas"]["DropboxSharedLinksCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "shared_links";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** DropboxFilesCreateParams */
+        DropboxFilesCreateParams: {
+            /** @description On a conflict, a name like "2026 (1)" instead of an error */
+            autorename?: boolean;
+            /** @description The new folder, e.g. "/Reports/2026" */
+            path: string;
+        };
+        /** DropboxFilesGetParams */
+        DropboxFilesGetParams: {
+            include_has_explicit_shared_members?: boolean;
+            /** @description An id ("id:…") or a path ("/Reports/Q4.pdf") */
+            path: string;
+        };
+        /** DropboxFilesListParams */
+        DropboxFilesListParams: {
+            /** @description meta.cursor of an earlier page: its next page, or what changed since */
+            cursor?: string;
+            include_mounted_folders?: boolean;
+            include_non_downloadable_files?: boolean;
+            /** @description Approximate page size */
+            limit?: number;
+            /** @description The folder: "" for the root, "/Reports", or an id "id:…" (default "") */
+            path?: string;
+            /** @description Every entry under the folder, not only its direct ones */
+            recursive?: boolean;
+        };
+        /** DropboxFilesUpdateParams */
+        DropboxFilesUpdateParams: {
+            allow_ownership_transfer?: boolean;
+            autorename?: boolean;
+            /** @description The file or folder: an id ("id:…") or a path */
+            from_path: string;
+            /** @description Where to: "/Archive/Q4.pdf" */
+            to_path: string;
+        };
+        /** DropboxSharedLinksCreateParams */
+        DropboxSharedLinksCreateParams: {
+            /** @enum {string} */
+            access?: "viewer" | "editor" | "max" | "default";
+            allow_download?: boolean;
+            /** @enum {string} */
+            audience?: "public" | "team" | "no_one" | "password" | "members";
+            /** Format: date-time */
+            expires?: string;
+            link_password?: string;
+            /** @description An id ("id:…") or a path */
+            path: string;
+            /** @enum {string} */
+            requested_visibility?: "public" | "team_only" | "password";
+            require_password?: boolean;
+        };
+        /** DropboxSharedLinksListParams */
+        DropboxSharedLinksListParams: {
+            /** @description meta.cursor of the previous page (only when no path is given) */
+            cursor?: string;
+            direct_only?: boolean;
+            /** @description Only the links to this file or folder (and, unless direct_only, its parents) */
+            path?: string;
+        };
         /** ExecuteRequest */
         ExecuteRequest: {
             /** @description list, get, create, update or search (also named context_store_search) */
@@ -4061,6 +5022,333 @@ export interface components {
             /** @enum {string} */
             status?: "ACTIVE" | "PAUSED";
             webhook_id: string;
+        };
+        /** FreshbooksClientsCreateParams */
+        FreshbooksClientsCreateParams: {
+            bus_phone?: string;
+            currency_code?: string;
+            email?: string;
+            fname?: string;
+            language?: string;
+            lname?: string;
+            mob_phone?: string;
+            note?: string;
+            organization?: string;
+            p_city?: string;
+            p_code?: string;
+            p_country?: string;
+            p_province?: string;
+            p_street?: string;
+            p_street2?: string;
+            vat_name?: string;
+            vat_number?: string;
+        };
+        /** FreshbooksClientsGetParams */
+        FreshbooksClientsGetParams: {
+            client_id: number;
+            include?: ("outstanding_balance" | "credit_balance" | "draft_balance" | "overdue_balance" | "grand_total_balance" | "last_activity")[];
+        };
+        /** FreshbooksClientsListParams */
+        FreshbooksClientsListParams: {
+            /** @description The client with this email */
+            email?: string;
+            fname_like?: string;
+            include?: ("outstanding_balance" | "credit_balance" | "draft_balance" | "overdue_balance" | "grand_total_balance" | "last_activity")[];
+            lname_like?: string;
+            organization_like?: string;
+            page?: number;
+            per_page?: number;
+            /** Format: date */
+            updated_max?: string;
+            /**
+             * Format: date
+             * @description Updated on or after this day (US/Eastern)
+             */
+            updated_min?: string;
+            /**
+             * @description 0 active, 1 deleted, 2 archived
+             * @enum {integer}
+             */
+            vis_state?: 0 | 1 | 2;
+        };
+        /** FreshbooksClientsUpdateParams */
+        FreshbooksClientsUpdateParams: {
+            bus_phone?: string;
+            client_id: number;
+            currency_code?: string;
+            email?: string;
+            fname?: string;
+            language?: string;
+            lname?: string;
+            mob_phone?: string;
+            note?: string;
+            organization?: string;
+            p_city?: string;
+            p_code?: string;
+            p_country?: string;
+            p_province?: string;
+            p_street?: string;
+            p_street2?: string;
+            vat_name?: string;
+            vat_number?: string;
+            /** @enum {integer} */
+            vis_state?: 0 | 1 | 2;
+        };
+        /**
+         * FreshbooksExecuteRequest
+         * @description Execute on a FreshBooks connector (type freshbooks)
+         */
+        FreshbooksExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "clients";
+            params?: components["schemas"]["FreshbooksClientsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "clients";
+            params: components["schemas"]["FreshbooksClientsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "clients";
+            params?: components["schemas"]["FreshbooksClientsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "clients";
+            params: components["schemas"]["FreshbooksClientsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "clients";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "invoices";
+            params?: components["schemas"]["FreshbooksInvoicesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["FreshbooksInvoicesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["FreshbooksInvoicesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["FreshbooksInvoicesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "invoices";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "expenses";
+            params?: components["schemas"]["FreshbooksExpensesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "expenses";
+            params: components["schemas"]["FreshbooksExpensesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "expenses";
+            params: components["schemas"]["FreshbooksExpensesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "expenses";
+            params: components["schemas"]["FreshbooksExpensesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "expenses";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** FreshbooksExpensesCreateParams */
+        FreshbooksExpensesCreateParams: {
+            amount: {
+                /** @description A decimal as text */
+                amount?: string;
+                code?: string;
+            };
+            categoryid: number;
+            /** @description Billable to this client */
+            clientid?: number;
+            /** Format: date */
+            date: string;
+            markup_percent?: string;
+            notes?: string;
+            projectid?: number;
+            /** @description The staff member's id (1: the account owner) */
+            staffid: number;
+            tax_name1?: string;
+            tax_percent1?: string;
+            vendor?: string;
+        };
+        /** FreshbooksExpensesGetParams */
+        FreshbooksExpensesGetParams: {
+            expense_id: number;
+            include?: "attachment"[];
+        };
+        /** FreshbooksExpensesListParams */
+        FreshbooksExpensesListParams: {
+            categoryid?: number;
+            clientid?: number;
+            /** Format: date */
+            date_max?: string;
+            /** Format: date */
+            date_min?: string;
+            include?: "attachment"[];
+            page?: number;
+            per_page?: number;
+            /** Format: date */
+            updated_max?: string;
+            /**
+             * Format: date
+             * @description Updated on or after this day (US/Eastern)
+             */
+            updated_min?: string;
+        };
+        /** FreshbooksExpensesUpdateParams */
+        FreshbooksExpensesUpdateParams: {
+            amount?: {
+                /** @description A decimal as text */
+                amount?: string;
+                code?: string;
+            };
+            categoryid?: number;
+            clientid?: number;
+            /** Format: date */
+            date?: string;
+            expense_id: number;
+            markup_percent?: string;
+            notes?: string;
+            projectid?: number;
+            staffid?: number;
+            tax_name1?: string;
+            tax_percent1?: string;
+            vendor?: string;
+            /** @enum {integer} */
+            vis_state?: 0 | 1 | 2;
+        };
+        /** FreshbooksInvoicesCreateParams */
+        FreshbooksInvoicesCreateParams: {
+            /** Format: date */
+            create_date: string;
+            currency_code?: string;
+            /** @description The client's id */
+            customerid: number;
+            /** @description A percentage as text */
+            discount_value?: string;
+            due_offset_days?: number;
+            invoice_number?: string;
+            language?: string;
+            lines?: {
+                description?: string;
+                name: string;
+                qty?: number;
+                taxAmount1?: number;
+                taxAmount2?: number;
+                taxName1?: string;
+                taxName2?: string;
+                unit_cost?: {
+                    amount: string;
+                    code?: string;
+                };
+            }[];
+            notes?: string;
+            po_number?: string;
+            terms?: string;
+        };
+        /** FreshbooksInvoicesGetParams */
+        FreshbooksInvoicesGetParams: {
+            include?: ("lines" | "owner" | "allowed_gateways")[];
+            invoice_id: number;
+        };
+        /** FreshbooksInvoicesListParams */
+        FreshbooksInvoicesListParams: {
+            /** @description One client's invoices */
+            customerid?: number;
+            /** Format: date */
+            date_max?: string;
+            /**
+             * Format: date
+             * @description Issued on or after this day
+             */
+            date_min?: string;
+            include?: ("lines" | "owner" | "allowed_gateways")[];
+            invoice_number?: string;
+            page?: number;
+            per_page?: number;
+            /** Format: date */
+            updated_max?: string;
+            /**
+             * Format: date
+             * @description Updated on or after this day (US/Eastern)
+             */
+            updated_min?: string;
+            /** @enum {string} */
+            v3_status?: "created" | "draft" | "sent" | "viewed" | "failed" | "retry" | "success" | "autopaid" | "paid" | "partial" | "disputed" | "resolved" | "overdue" | "declined" | "pending" | "deposit-partial" | "deposit-paid";
+        };
+        /** FreshbooksInvoicesUpdateParams */
+        FreshbooksInvoicesUpdateParams: {
+            /**
+             * @description Mark the draft sent (send nothing else with it)
+             * @enum {boolean}
+             */
+            action_mark_as_sent?: true;
+            /** Format: date */
+            create_date?: string;
+            currency_code?: string;
+            customerid?: number;
+            discount_value?: string;
+            due_offset_days?: number;
+            invoice_id: number;
+            invoice_number?: string;
+            language?: string;
+            lines?: {
+                description?: string;
+                name: string;
+                qty?: number;
+                taxAmount1?: number;
+                taxAmount2?: number;
+                taxName1?: string;
+                taxName2?: string;
+                unit_cost?: {
+                    amount: string;
+                    code?: string;
+                };
+            }[];
+            notes?: string;
+            po_number?: string;
+            terms?: string;
+            /** @enum {integer} */
+            vis_state?: 0 | 1 | 2;
         };
         /**
          * GithubExecuteRequest
@@ -6003,6 +7291,114 @@ export interface components {
             action: "search";
             /** @constant */
             entity: "events";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** GoogleDocsDocumentsCreateParams */
+        GoogleDocsDocumentsCreateParams: {
+            title: string;
+        };
+        /** GoogleDocsDocumentsGetParams */
+        GoogleDocsDocumentsGetParams: {
+            document_id: string;
+            /** @description Every tab's content in tabs (body and the other content fields then stay empty) */
+            include_tabs_content?: boolean;
+            /** @enum {string} */
+            suggestions_view_mode?: "DEFAULT_FOR_CURRENT_ACCESS" | "SUGGESTIONS_INLINE" | "PREVIEW_SUGGESTIONS_ACCEPTED" | "PREVIEW_WITHOUT_SUGGESTIONS";
+        };
+        /** GoogleDocsDocumentsListParams */
+        GoogleDocsDocumentsListParams: {
+            /** @enum {string} */
+            corpora?: "user" | "drive" | "domain" | "allDrives";
+            /** @description With corpora drive: the shared drive to search */
+            drive_id?: string;
+            /**
+             * Format: date-time
+             * @description Only documents changed after this time (Drive's modifiedTime)
+             */
+            modified_after?: string;
+            /** @description Default modifiedTime desc; e.g. name, createdTime desc */
+            order_by?: string;
+            /** @description Page size; default 100 */
+            page_size?: number;
+            page_token?: string;
+            /** @description More of Drive's query, joined with and: name contains 'plan' and '<folder id>' in parents */
+            q?: string;
+        };
+        /** GoogleDocsDocumentsUpdateParams */
+        GoogleDocsDocumentsUpdateParams: {
+            document_id: string;
+            /**
+             * @example [
+             *       {
+             *         "replaceAllText": {
+             *           "containsText": {
+             *             "text": "{{customer}}",
+             *             "matchCase": true
+             *           },
+             *           "replaceText": "Northwind Labs"
+             *         }
+             *       },
+             *       {
+             *         "insertText": {
+             *           "text": "Prepared for Northwind Labs\n",
+             *           "location": {
+             *             "index": 1
+             *           }
+             *         }
+             *       },
+             *       {
+             *         "updateTextStyle": {
+             *           "range": {
+             *             "startIndex": 1,
+             *             "endIndex": 13
+             *           },
+             *           "textStyle": {
+             *             "bold": true
+             *           },
+             *           "fields": "bold"
+             *         }
+             *       }
+             *     ]
+             */
+            requests: Record<string, never>[];
+            /** @description Refuse (400) unless the document is still at this revision (a get's revisionId) */
+            required_revision_id?: string;
+            /** @description Apply the requests as if at this revision, merged with the collaborators' changes since */
+            target_revision_id?: string;
+        };
+        /**
+         * GoogleDocsExecuteRequest
+         * @description Execute on a Google Docs connector (type google_docs)
+         */
+        GoogleDocsExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "documents";
+            params?: components["schemas"]["GoogleDocsDocumentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "documents";
+            params: components["schemas"]["GoogleDocsDocumentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "documents";
+            params: components["schemas"]["GoogleDocsDocumentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "documents";
+            params: components["schemas"]["GoogleDocsDocumentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "documents";
             params?: components["schemas"]["SearchParams"];
         };
         /** GoogleDriveCommentsCreateParams */
@@ -8382,6 +9778,277 @@ export interface components {
             timezone?: string;
             title?: string;
         };
+        /** MicrosoftTeamsChannelMessageRepliesCreateParams */
+        MicrosoftTeamsChannelMessageRepliesCreateParams: {
+            attachments?: Record<string, never>[];
+            /** @description {contentType: text | html, content}; a mention's <at id="0">Name</at> in html content */
+            body: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            channel_id: string;
+            /** @description The thread's first message */
+            channel_message_id: string;
+            /** @enum {string} */
+            importance?: "normal" | "high" | "urgent";
+            mentions?: Record<string, never>[];
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelMessageRepliesGetParams */
+        MicrosoftTeamsChannelMessageRepliesGetParams: {
+            channel_id: string;
+            channel_message_id: string;
+            reply_id: string;
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelMessageRepliesListParams */
+        MicrosoftTeamsChannelMessageRepliesListParams: {
+            channel_id: string;
+            /** @description The thread's first message */
+            channel_message_id: string;
+            team_id: string;
+            top?: number;
+        };
+        /** MicrosoftTeamsChannelMessagesCreateParams */
+        MicrosoftTeamsChannelMessagesCreateParams: {
+            /** @description [{id, contentType, contentUrl, content, name}] */
+            attachments?: Record<string, never>[];
+            /** @description {contentType: text | html, content}; a mention's <at id="0">Name</at> in html content */
+            body: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            channel_id: string;
+            /** @enum {string} */
+            importance?: "normal" | "high" | "urgent";
+            /** @description [{id, mentionText, mentioned: {user: {id, displayName, userIdentityType}}}] */
+            mentions?: Record<string, never>[];
+            /** @description The thread's subject */
+            subject?: string | null;
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelMessagesGetParams */
+        MicrosoftTeamsChannelMessagesGetParams: {
+            channel_id: string;
+            channel_message_id: string;
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelMessagesListParams */
+        MicrosoftTeamsChannelMessagesListParams: {
+            channel_id: string;
+            /** @description [replies]: each message with its replies (up to 1000) */
+            expand?: "replies"[];
+            team_id: string;
+            /** @description Page size ($top): at most 50, 20 by default */
+            top?: number;
+        };
+        /** MicrosoftTeamsChannelsCreateParams */
+        MicrosoftTeamsChannelsCreateParams: {
+            description?: string;
+            display_name: string;
+            is_favorite_by_default?: boolean;
+            /** @enum {string} */
+            membership_type?: "standard" | "private" | "shared";
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelsGetParams */
+        MicrosoftTeamsChannelsGetParams: {
+            channel_id: string;
+            select?: ("id" | "createdDateTime" | "description" | "displayName" | "email" | "isFavoriteByDefault" | "membershipType" | "tenantId" | "webUrl")[];
+            team_id: string;
+        };
+        /** MicrosoftTeamsChannelsListParams */
+        MicrosoftTeamsChannelsListParams: {
+            /** @description OData $filter, e.g. membershipType eq 'private' */
+            filter?: string;
+            select?: ("id" | "createdDateTime" | "description" | "displayName" | "email" | "isFavoriteByDefault" | "membershipType" | "tenantId" | "webUrl")[];
+            team_id: string;
+        };
+        /** MicrosoftTeamsChatMessagesCreateParams */
+        MicrosoftTeamsChatMessagesCreateParams: {
+            attachments?: Record<string, never>[];
+            /** @description {contentType: text | html, content} */
+            body: {
+                content?: string;
+                /** @enum {string} */
+                contentType?: "text" | "html";
+            };
+            chat_id: string;
+            /** @enum {string} */
+            importance?: "normal" | "high" | "urgent";
+            mentions?: Record<string, never>[];
+        };
+        /** MicrosoftTeamsChatMessagesGetParams */
+        MicrosoftTeamsChatMessagesGetParams: {
+            chat_id: string;
+            chat_message_id: string;
+        };
+        /** MicrosoftTeamsChatMessagesListParams */
+        MicrosoftTeamsChatMessagesListParams: {
+            chat_id: string;
+            /**
+             * Format: date-time
+             * @description Only messages changed after this time: $filter=lastModifiedDateTime gt <time>, ordered by lastModifiedDateTime desc
+             */
+            modified_since?: string;
+            /** @enum {string} */
+            orderby?: "lastModifiedDateTime desc" | "createdDateTime desc";
+            /** @description Page size ($top): at most 50 */
+            top?: number;
+        };
+        /** MicrosoftTeamsChatsGetParams */
+        MicrosoftTeamsChatsGetParams: {
+            chat_id: string;
+            expand?: ("members" | "lastMessagePreview")[];
+        };
+        /** MicrosoftTeamsChatsListParams */
+        MicrosoftTeamsChatsListParams: {
+            expand?: ("members" | "lastMessagePreview")[];
+            /** @description OData $filter, e.g. chatType eq 'group' */
+            filter?: string;
+            /** @description Page size ($top): at most 50 */
+            top?: number;
+        };
+        /**
+         * MicrosoftTeamsExecuteRequest
+         * @description Execute on a Microsoft Teams connector (type microsoft_teams)
+         */
+        MicrosoftTeamsExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "teams";
+            params?: components["schemas"]["MicrosoftTeamsTeamsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "teams";
+            params: components["schemas"]["MicrosoftTeamsTeamsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "teams";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "channels";
+            params: components["schemas"]["MicrosoftTeamsChannelsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "channels";
+            params: components["schemas"]["MicrosoftTeamsChannelsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "channels";
+            params: components["schemas"]["MicrosoftTeamsChannelsCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "channels";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "channel_messages";
+            params: components["schemas"]["MicrosoftTeamsChannelMessagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "channel_messages";
+            params: components["schemas"]["MicrosoftTeamsChannelMessagesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "channel_messages";
+            params: components["schemas"]["MicrosoftTeamsChannelMessagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "channel_messages";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "channel_message_replies";
+            params: components["schemas"]["MicrosoftTeamsChannelMessageRepliesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "channel_message_replies";
+            params: components["schemas"]["MicrosoftTeamsChannelMessageRepliesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "channel_message_replies";
+            params: components["schemas"]["MicrosoftTeamsChannelMessageRepliesCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "chats";
+            params?: components["schemas"]["MicrosoftTeamsChatsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "chats";
+            params: components["schemas"]["MicrosoftTeamsChatsGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "chats";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "chat_messages";
+            params: components["schemas"]["MicrosoftTeamsChatMessagesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "chat_messages";
+            params: components["schemas"]["MicrosoftTeamsChatMessagesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "chat_messages";
+            params: components["schemas"]["MicrosoftTeamsChatMessagesCreateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "chat_messages";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** MicrosoftTeamsTeamsGetParams */
+        MicrosoftTeamsTeamsGetParams: {
+            select?: ("id" | "classification" | "createdDateTime" | "description" | "displayName" | "funSettings" | "guestSettings" | "internalId" | "isArchived" | "memberSettings" | "messagingSettings" | "specialization" | "summary" | "tenantId" | "visibility" | "webUrl")[];
+            team_id: string;
+        };
+        /** MicrosoftTeamsTeamsListParams */
+        MicrosoftTeamsTeamsListParams: Record<string, never>;
         /** MondayActivityLogsListParams */
         MondayActivityLogsListParams: {
             /** @description The board */
@@ -13084,6 +14751,277 @@ export interface components {
              */
             status: "idle" | "running" | "failed" | "interrupted";
         };
+        /** TodoistCommentsCreateParams */
+        TodoistCommentsCreateParams: {
+            attachment?: {
+                file_name?: string;
+                file_type?: string;
+                file_url?: string;
+                resource_type?: string;
+            } | null;
+            content: string;
+            project_id?: string;
+            task_id?: string;
+            uids_to_notify?: string[];
+        };
+        /** TodoistCommentsGetParams */
+        TodoistCommentsGetParams: {
+            id: string;
+        };
+        /** TodoistCommentsListParams */
+        TodoistCommentsListParams: {
+            cursor?: string;
+            /** @description Page size; default 50 */
+            limit?: number;
+            project_id?: string;
+            /** @description A task's comments (or project_id: a project's) */
+            task_id?: string;
+        };
+        /** TodoistCommentsUpdateParams */
+        TodoistCommentsUpdateParams: {
+            content: string;
+            id: string;
+        };
+        /**
+         * TodoistExecuteRequest
+         * @description Execute on a Todoist connector (type todoist)
+         */
+        TodoistExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["TodoistProjectsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["TodoistProjectsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["TodoistProjectsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "projects";
+            params: components["schemas"]["TodoistProjectsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "projects";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "sections";
+            params?: components["schemas"]["TodoistSectionsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "sections";
+            params: components["schemas"]["TodoistSectionsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "sections";
+            params: components["schemas"]["TodoistSectionsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "sections";
+            params: components["schemas"]["TodoistSectionsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "sections";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["TodoistTasksListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["TodoistTasksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["TodoistTasksCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "tasks";
+            params: components["schemas"]["TodoistTasksUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "tasks";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "comments";
+            params?: components["schemas"]["TodoistCommentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["TodoistCommentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["TodoistCommentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "comments";
+            params: components["schemas"]["TodoistCommentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "comments";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** TodoistProjectsCreateParams */
+        TodoistProjectsCreateParams: {
+            /** @enum {string} */
+            color?: "berry_red" | "red" | "orange" | "yellow" | "olive_green" | "lime_green" | "green" | "mint_green" | "teal" | "sky_blue" | "light_blue" | "blue" | "grape" | "violet" | "lavender" | "magenta" | "salmon" | "charcoal" | "grey" | "taupe";
+            description?: string;
+            is_favorite?: boolean;
+            name: string;
+            parent_id?: string;
+            /** @enum {string} */
+            view_style?: "list" | "board" | "calendar" | "table";
+            workspace_id?: string;
+        };
+        /** TodoistProjectsGetParams */
+        TodoistProjectsGetParams: {
+            id: string;
+        };
+        /** TodoistProjectsListParams */
+        TodoistProjectsListParams: {
+            cursor?: string;
+            folder_id?: string;
+            /** @description Page size; default 50 */
+            limit?: number;
+            workspace_id?: string;
+        };
+        /** TodoistProjectsUpdateParams */
+        TodoistProjectsUpdateParams: {
+            /** @enum {string} */
+            color?: "berry_red" | "red" | "orange" | "yellow" | "olive_green" | "lime_green" | "green" | "mint_green" | "teal" | "sky_blue" | "light_blue" | "blue" | "grape" | "violet" | "lavender" | "magenta" | "salmon" | "charcoal" | "grey" | "taupe";
+            description?: string;
+            folder_id?: string | null;
+            id: string;
+            is_favorite?: boolean;
+            name?: string;
+            /** @enum {string} */
+            view_style?: "list" | "board" | "calendar" | "table";
+        };
+        /** TodoistSectionsCreateParams */
+        TodoistSectionsCreateParams: {
+            description?: string;
+            name: string;
+            order?: number | null;
+            project_id: string;
+        };
+        /** TodoistSectionsGetParams */
+        TodoistSectionsGetParams: {
+            id: string;
+        };
+        /** TodoistSectionsListParams */
+        TodoistSectionsListParams: {
+            cursor?: string;
+            /** @description Page size; default 50 */
+            limit?: number;
+            project_id?: string;
+        };
+        /** TodoistSectionsUpdateParams */
+        TodoistSectionsUpdateParams: {
+            description?: string | null;
+            id: string;
+            name?: string;
+        };
+        /** TodoistTasksCreateParams */
+        TodoistTasksCreateParams: {
+            assignee_id?: string;
+            content: string;
+            deadline_date?: string;
+            deadline_lang?: string;
+            description?: string;
+            due_date?: string;
+            due_datetime?: string;
+            due_lang?: string;
+            due_string?: string;
+            duration?: number;
+            /** @enum {string} */
+            duration_unit?: "minute" | "day";
+            labels?: string[];
+            order?: number;
+            parent_id?: string;
+            priority?: number;
+            project_id?: string;
+            section_id?: string;
+        };
+        /** TodoistTasksGetParams */
+        TodoistTasksGetParams: {
+            id: string;
+        };
+        /** TodoistTasksListParams */
+        TodoistTasksListParams: {
+            cursor?: string;
+            ids?: string;
+            label?: string;
+            /** @description Page size; default 50 */
+            limit?: number;
+            parent_id?: string;
+            project_id?: string;
+            section_id?: string;
+        };
+        /** TodoistTasksUpdateParams */
+        TodoistTasksUpdateParams: {
+            assignee_id?: string | null;
+            content?: string;
+            deadline_date?: string | null;
+            deadline_lang?: string | null;
+            description?: string;
+            due_date?: string;
+            due_datetime?: string;
+            due_lang?: string | null;
+            due_string?: string | number | boolean | Record<string, never> | unknown[];
+            duration?: number;
+            /** @enum {string} */
+            duration_unit?: "minute" | "day";
+            id: string;
+            labels?: string[];
+            order?: number;
+            priority?: number;
+        };
         TokenList: {
             data: {
                 /** Format: date-time */
@@ -13520,6 +15458,250 @@ export interface components {
             description?: string;
             id_model?: string;
             id_webhook: string;
+        };
+        /**
+         * TypeformExecuteRequest
+         * @description Execute on a Typeform connector (type typeform)
+         */
+        TypeformExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "forms";
+            params?: components["schemas"]["TypeformFormsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "forms";
+            params: components["schemas"]["TypeformFormsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "forms";
+            params: components["schemas"]["TypeformFormsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "forms";
+            params: components["schemas"]["TypeformFormsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "forms";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "responses";
+            params: components["schemas"]["TypeformResponsesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "responses";
+            params: components["schemas"]["TypeformResponsesGetParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "responses";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["TypeformWorkspacesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "workspaces";
+            params: components["schemas"]["TypeformWorkspacesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "workspaces";
+            params: components["schemas"]["TypeformWorkspacesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "workspaces";
+            params: components["schemas"]["TypeformWorkspacesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "workspaces";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["TypeformWebhooksListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["TypeformWebhooksGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["TypeformWebhooksCreateParams"];
+        };
+        /** TypeformFormsCreateParams */
+        TypeformFormsCreateParams: {
+            /** @description [{title, type: short_text | multiple_choice | ..., ref, properties, validations}] */
+            fields?: Record<string, never>[];
+            hidden?: string[];
+            /** @description {language, is_public, progress_bar, meta, ...} */
+            settings?: Record<string, never>;
+            thankyou_screens?: Record<string, never>[];
+            title: string;
+            /** @enum {string} */
+            type?: "quiz" | "classification" | "score" | "branching" | "classification_branching" | "score_branching";
+            welcome_screens?: Record<string, never>[];
+            /** @description The workspace URL (https://api.typeform.com/workspaces/<id>) */
+            workspace_href?: string;
+        };
+        /** TypeformFormsGetParams */
+        TypeformFormsGetParams: {
+            form_id: string;
+        };
+        /** TypeformFormsListParams */
+        TypeformFormsListParams: {
+            /** @enum {string} */
+            order_by?: "asc" | "desc";
+            page?: number;
+            /** @description 10 by default */
+            page_size?: number;
+            /** @description Only forms whose title contains this text */
+            search?: string;
+            /** @enum {string} */
+            sort_by?: "created_at" | "last_updated_at";
+            workspace_id?: string;
+        };
+        /** TypeformFormsUpdateParams */
+        TypeformFormsUpdateParams: {
+            form_id: string;
+            /**
+             * @description [{op: replace, path: /title, value: 'New title'}]
+             * @example [
+             *       {
+             *         "op": "replace",
+             *         "path": "/title",
+             *         "value": "Renamed"
+             *       }
+             *     ]
+             */
+            operations: {
+                /** @enum {string} */
+                op: "add" | "remove" | "replace";
+                path: string;
+                value?: unknown;
+            }[];
+        };
+        /** TypeformResponsesGetParams */
+        TypeformResponsesGetParams: {
+            form_id: string;
+            response_id: string;
+        };
+        /** TypeformResponsesListParams */
+        TypeformResponsesListParams: {
+            /** @description The token of the response to list after (oldest first); not with sort */
+            after?: string;
+            /** @description The token of the response to list before: the previous page's last */
+            before?: string;
+            /** @description true: submitted responses only; false: partial ones only */
+            completed?: boolean;
+            excluded_response_ids?: string[];
+            /** @description Only these fields' answers (field ids) */
+            fields?: string[];
+            form_id: string;
+            /** @description Only these responses */
+            included_response_ids?: string[];
+            /** @description 25 by default */
+            page_size?: number;
+            /** @description Only responses with an answer or hidden field containing this text */
+            query?: string;
+            response_type?: ("started" | "partial" | "completed")[];
+            /** @description Submitted at or after this time: ISO 8601 to the second (2026-11-20T10:00:00Z) or Unix seconds */
+            since?: string;
+            /** @enum {string} */
+            sort?: "submitted_at,desc" | "submitted_at,asc" | "landed_at,desc" | "landed_at,asc";
+            /** @description Submitted at or before this time */
+            until?: string;
+        };
+        /** TypeformWebhooksCreateParams */
+        TypeformWebhooksCreateParams: {
+            /** @default true */
+            enabled: boolean;
+            /** @description Which events: {form_response: true} by default */
+            event_types?: {
+                form_response?: boolean;
+                form_response_partial?: boolean;
+            };
+            form_id: string;
+            secret?: string;
+            tag: string;
+            /** Format: uri */
+            url: string;
+            verify_ssl?: boolean;
+        };
+        /** TypeformWebhooksGetParams */
+        TypeformWebhooksGetParams: {
+            form_id: string;
+            tag: string;
+        };
+        /** TypeformWebhooksListParams */
+        TypeformWebhooksListParams: {
+            form_id: string;
+        };
+        /** TypeformWorkspacesCreateParams */
+        TypeformWorkspacesCreateParams: {
+            name: string;
+        };
+        /** TypeformWorkspacesGetParams */
+        TypeformWorkspacesGetParams: {
+            workspace_id: string;
+        };
+        /** TypeformWorkspacesListParams */
+        TypeformWorkspacesListParams: {
+            page?: number;
+            /** @description 10 by default */
+            page_size?: number;
+            search?: string;
+        };
+        /** TypeformWorkspacesUpdateParams */
+        TypeformWorkspacesUpdateParams: {
+            /**
+             * @description [{op: replace, path: /name, value: 'New name'}]; members: [{op: add | remove, path: /members, value: {email}}]
+             * @example [
+             *       {
+             *         "op": "replace",
+             *         "path": "/name",
+             *         "value": "Renamed"
+             *       }
+             *     ]
+             */
+            operations: {
+                /** @enum {string} */
+                op: "add" | "remove" | "replace";
+                path: string;
+                value?: unknown;
+            }[];
+            workspace_id: string;
         };
         WebhookDeliveryList: {
             data: {
@@ -14043,6 +16225,670 @@ export interface components {
             /** @description The id of the user */
             user_id: number;
             verified?: boolean;
+        };
+        /** ZohoCrmAccountsCreateParams */
+        ZohoCrmAccountsCreateParams: {
+            account_name: string;
+            account_number?: string;
+            account_site?: string;
+            account_type?: string;
+            annual_revenue?: number;
+            billing_city?: string;
+            billing_code?: string;
+            billing_country?: string;
+            billing_state?: string;
+            billing_street?: string;
+            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
+            custom_fields?: Record<string, never>;
+            description?: string;
+            employees?: number;
+            fax?: string;
+            industry?: string;
+            /** @description { id } of the user */
+            owner?: {
+                id?: string;
+            };
+            ownership?: string;
+            /** @description { id } of the record */
+            parent_account?: {
+                id?: string;
+            };
+            phone?: string;
+            rating?: string;
+            shipping_city?: string;
+            shipping_code?: string;
+            shipping_country?: string;
+            shipping_state?: string;
+            shipping_street?: string;
+            sic_code?: string;
+            ticker_symbol?: string;
+            /** @description Automation to run (default all; [] for none) */
+            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
+            website?: string;
+        };
+        /** ZohoCrmAccountsGetParams */
+        ZohoCrmAccountsGetParams: {
+            /** @description Field API names to answer, comma separated (default: every field) */
+            fields?: string;
+            /** @description The record's id: 19 digits, as text */
+            id: string;
+        };
+        /** ZohoCrmAccountsListParams */
+        ZohoCrmAccountsListParams: {
+            /**
+             * @description Records awaiting approval too (default true)
+             * @enum {string}
+             */
+            approved?: "true" | "false" | "both";
+            /** @description A custom view's id (not with sort_by) */
+            cvid?: string;
+            /** @description Field API names to answer, comma separated (at most 50); default Account_Name,Account_Number,Account_Type,Industry,Phone,Website,Annual_Revenue,Employees,Billing_City,Billing_Country,Parent_Account,Owner,Created_Time,Modified_Time */
+            fields?: string;
+            /** @description Record ids, comma separated (at most 100) */
+            ids?: string;
+            /** @description With territory_id, its child territories' records too */
+            include_child?: boolean;
+            /**
+             * Format: date-time
+             * @description Only records modified at or after this time (sent as If-Modified-Since; ISO 8601 with an offset, 2026-01-05T09:30:00+01:00)
+             */
+            modified_since?: string;
+            /** @description The previous page's info.next_page_token (meta.next_page) */
+            page_token?: string;
+            /** @description Records per page (default 200) */
+            per_page?: number;
+            /** @enum {string} */
+            sort_by?: "id" | "Created_Time" | "Modified_Time";
+            /** @enum {string} */
+            sort_order?: "asc" | "desc";
+            territory_id?: string;
+        };
+        /** ZohoCrmAccountsUpdateParams */
+        ZohoCrmAccountsUpdateParams: {
+            account_name?: string;
+            account_number?: string;
+            account_site?: string;
+            account_type?: string;
+            annual_revenue?: number;
+            billing_city?: string;
+            billing_code?: string;
+            billing_country?: string;
+            billing_state?: string;
+            billing_street?: string;
+            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
+            custom_fields?: Record<string, never>;
+            description?: string;
+            employees?: number;
+            fax?: string;
+            /** @description The record's id: 19 digits, as text */
+            id: string;
+            industry?: string;
+            /** @description { id } of the user */
+            owner?: {
+                id?: string;
+            };
+            ownership?: string;
+            /** @description { id } of the record */
+            parent_account?: {
+                id?: string;
+            };
+            phone?: string;
+            rating?: string;
+            shipping_city?: string;
+            shipping_code?: string;
+            shipping_country?: string;
+            shipping_state?: string;
+            shipping_street?: string;
+            sic_code?: string;
+            ticker_symbol?: string;
+            /** @description Automation to run (default all; [] for none) */
+            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
+            website?: string;
+        };
+        /** ZohoCrmContactsCreateParams */
+        ZohoCrmContactsCreateParams: {
+            /** @description { id } of the record */
+            account_name?: {
+                id?: string;
+            };
+            assistant?: string;
+            asst_phone?: string;
+            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
+            custom_fields?: Record<string, never>;
+            /** Format: date */
+            date_of_birth?: string;
+            department?: string;
+            description?: string;
+            email?: string;
+            email_opt_out?: boolean;
+            fax?: string;
+            first_name?: string;
+            home_phone?: string;
+            last_name: string;
+            lead_source?: string;
+            mailing_city?: string;
+            mailing_country?: string;
+            mailing_state?: string;
+            mailing_street?: string;
+            mailing_zip?: string;
+            mobile?: string;
+            other_city?: string;
+            other_country?: string;
+            other_phone?: string;
+            other_state?: string;
+            other_street?: string;
+            other_zip?: string;
+            /** @description { id } of the user */
+            owner?: {
+                id?: string;
+            };
+            phone?: string;
+            /** @description { id } of the record */
+            reporting_to?: {
+                id?: string;
+            };
+            salutation?: string;
+            secondary_email?: string;
+            skype_id?: string;
+            title?: string;
+            /** @description Automation to run (default all; [] for none) */
+            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
+            twitter?: string;
+        };
+        /** ZohoCrmContactsGetParams */
+        ZohoCrmContactsGetParams: {
+            /** @description Field API names to answer, comma separated (default: every field) */
+            fields?: string;
+            /** @description The record's id: 19 digits, as text */
+            id: string;
+        };
+        /** ZohoCrmContactsListParams */
+        ZohoCrmContactsListParams: {
+            /**
+             * @description Records awaiting approval too (default true)
+             * @enum {string}
+             */
+            approved?: "true" | "false" | "both";
+            /** @description A custom view's id (not with sort_by) */
+            cvid?: string;
+            /** @description Field API names to answer, comma separated (at most 50); default Last_Name,First_Name,Salutation,Email,Phone,Mobile,Title,Department,Account_Name,Lead_Source,Mailing_City,Mailing_Country,Owner,Created_Time,Modified_Time */
+            fields?: string;
+            /** @description Record ids, comma separated (at most 100) */
+            ids?: string;
+            /** @description With territory_id, its child territories' records too */
+            include_child?: boolean;
+            /**
+             * Format: date-time
+             * @description Only records modified at or after this time (sent as If-Modified-Since; ISO 8601 with an offset, 2026-01-05T09:30:00+01:00)
+             */
+            modified_since?: string;
+            /** @description The previous page's info.next_page_token (meta.next_page) */
+            page_token?: string;
+            /** @description Records per page (default 200) */
+            per_page?: number;
+            /** @enum {string} */
+            sort_by?: "id" | "Created_Time" | "Modified_Time";
+            /** @enum {string} */
+            sort_order?: "asc" | "desc";
+            territory_id?: string;
+        };
+        /** ZohoCrmContactsUpdateParams */
+        ZohoCrmContactsUpdateParams: {
+            /** @description { id } of the record */
+            account_name?: {
+                id?: string;
+            };
+            assistant?: string;
+            asst_phone?: string;
+            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
+            custom_fields?: Record<string, never>;
+            /** Format: date */
+            date_of_birth?: string;
+            department?: string;
+            description?: string;
+            email?: string;
+            email_opt_out?: boolean;
+            fax?: string;
+            first_name?: string;
+            home_phone?: string;
+            /** @description The record's id: 19 digits, as text */
+            id: string;
+            last_name?: string;
+            lead_source?: string;
+            mailing_city?: string;
+            mailing_country?: string;
+            mailing_state?: string;
+            mailing_street?: string;
+            mailing_zip?: string;
+            mobile?: string;
+            other_city?: string;
+            other_country?: string;
+            other_phone?: string;
+            other_state?: string;
+            other_street?: string;
+            other_zip?: string;
+            /** @description { id } of the user */
+            owner?: {
+                id?: string;
+            };
+            phone?: string;
+            /** @description { id } of the record */
+            reporting_to?: {
+                id?: string;
+            };
+            salutation?: string;
+            secondary_email?: string;
+            skype_id?: string;
+            title?: string;
+            /** @description Automation to run (default all; [] for none) */
+            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
+            twitter?: string;
+        };
+        /** ZohoCrmDealsCreateParams */
+        ZohoCrmDealsCreateParams: {
+            /** @description { id } of the record */
+            account_name?: {
+                id?: string;
+            };
+            amount?: number;
+            /** @description { id } of the record */
+            campaign_source?: {
+                id?: string;
+            };
+            /** Format: date */
+            closing_date?: string;
+            /** @description { id } of the record */
+            contact_name?: {
+                id?: string;
+            };
+            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
+            custom_fields?: Record<string, never>;
+            deal_name: string;
+            description?: string;
+            lead_source?: string;
+            next_step?: string;
+            /** @description { id } of the user */
+            owner?: {
+                id?: string;
+            };
+            /** @description { id } of the record */
+            pipeline?: {
+                id?: string;
+            };
+            probability?: number;
+            stage: string;
+            /** @description Automation to run (default all; [] for none) */
+            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
+            type?: string;
+        };
+        /** ZohoCrmDealsGetParams */
+        ZohoCrmDealsGetParams: {
+            /** @description Field API names to answer, comma separated (default: every field) */
+            fields?: string;
+            /** @description The record's id: 19 digits, as text */
+            id: string;
+        };
+        /** ZohoCrmDealsListParams */
+        ZohoCrmDealsListParams: {
+            /**
+             * @description Records awaiting approval too (default true)
+             * @enum {string}
+             */
+            approved?: "true" | "false" | "both";
+            /** @description A custom view's id (not with sort_by) */
+            cvid?: string;
+            /** @description Field API names to answer, comma separated (at most 50); default Deal_Name,Amount,Stage,Probability,Closing_Date,Type,Lead_Source,Next_Step,Account_Name,Contact_Name,Pipeline,Owner,Created_Time,Modified_Time */
+            fields?: string;
+            /** @description Record ids, comma separated (at most 100) */
+            ids?: string;
+            /** @description With territory_id, its child territories' records too */
+            include_child?: boolean;
+            /**
+             * Format: date-time
+             * @description Only records modified at or after this time (sent as If-Modified-Since; ISO 8601 with an offset, 2026-01-05T09:30:00+01:00)
+             */
+            modified_since?: string;
+            /** @description The previous page's info.next_page_token (meta.next_page) */
+            page_token?: string;
+            /** @description Records per page (default 200) */
+            per_page?: number;
+            /** @enum {string} */
+            sort_by?: "id" | "Created_Time" | "Modified_Time";
+            /** @enum {string} */
+            sort_order?: "asc" | "desc";
+            territory_id?: string;
+        };
+        /** ZohoCrmDealsUpdateParams */
+        ZohoCrmDealsUpdateParams: {
+            /** @description { id } of the record */
+            account_name?: {
+                id?: string;
+            };
+            amount?: number;
+            /** @description { id } of the record */
+            campaign_source?: {
+                id?: string;
+            };
+            /** Format: date */
+            closing_date?: string;
+            /** @description { id } of the record */
+            contact_name?: {
+                id?: string;
+            };
+            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
+            custom_fields?: Record<string, never>;
+            deal_name?: string;
+            description?: string;
+            /** @description The record's id: 19 digits, as text */
+            id: string;
+            lead_source?: string;
+            next_step?: string;
+            /** @description { id } of the user */
+            owner?: {
+                id?: string;
+            };
+            /** @description { id } of the record */
+            pipeline?: {
+                id?: string;
+            };
+            probability?: number;
+            stage?: string;
+            /** @description Automation to run (default all; [] for none) */
+            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
+            type?: string;
+        };
+        /** ZohoCrmDeletedRecordsListParams */
+        ZohoCrmDeletedRecordsListParams: {
+            /**
+             * Format: date-time
+             * @description Only records deleted at or after this time (sent as If-Modified-Since)
+             */
+            modified_since?: string;
+            /** @enum {string} */
+            module: "Leads" | "Contacts" | "Accounts" | "Deals";
+            page?: number;
+            /** @description Records per page (default 200) */
+            per_page?: number;
+            /**
+             * @description all (default), recycle (in the recycle bin) or permanent
+             * @enum {string}
+             */
+            type?: "all" | "recycle" | "permanent";
+        };
+        /**
+         * ZohoCrmExecuteRequest
+         * @description Execute on a Zoho CRM connector (type zoho_crm)
+         */
+        ZohoCrmExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "leads";
+            params?: components["schemas"]["ZohoCrmLeadsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "leads";
+            params: components["schemas"]["ZohoCrmLeadsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "leads";
+            params: components["schemas"]["ZohoCrmLeadsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "leads";
+            params: components["schemas"]["ZohoCrmLeadsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "leads";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["ZohoCrmContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["ZohoCrmContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["ZohoCrmContactsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["ZohoCrmContactsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["ZohoCrmAccountsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "accounts";
+            params: components["schemas"]["ZohoCrmAccountsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "accounts";
+            params: components["schemas"]["ZohoCrmAccountsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "accounts";
+            params: components["schemas"]["ZohoCrmAccountsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "deals";
+            params?: components["schemas"]["ZohoCrmDealsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "deals";
+            params: components["schemas"]["ZohoCrmDealsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "deals";
+            params: components["schemas"]["ZohoCrmDealsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "deals";
+            params: components["schemas"]["ZohoCrmDealsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "deals";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "search_results";
+            params: components["schemas"]["ZohoCrmSearchResultsListParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "deleted_records";
+            params: components["schemas"]["ZohoCrmDeletedRecordsListParams"];
+        };
+        /** ZohoCrmLeadsCreateParams */
+        ZohoCrmLeadsCreateParams: {
+            annual_revenue?: number;
+            city?: string;
+            company?: string;
+            country?: string;
+            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
+            custom_fields?: Record<string, never>;
+            description?: string;
+            designation?: string;
+            email?: string;
+            email_opt_out?: boolean;
+            fax?: string;
+            first_name?: string;
+            industry?: string;
+            last_name: string;
+            lead_source?: string;
+            lead_status?: string;
+            mobile?: string;
+            no_of_employees?: number;
+            /** @description { id } of the user */
+            owner?: {
+                id?: string;
+            };
+            phone?: string;
+            rating?: string;
+            salutation?: string;
+            secondary_email?: string;
+            skype_id?: string;
+            state?: string;
+            street?: string;
+            /** @description Automation to run (default all; [] for none) */
+            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
+            twitter?: string;
+            website?: string;
+            zip_code?: string;
+        };
+        /** ZohoCrmLeadsGetParams */
+        ZohoCrmLeadsGetParams: {
+            /** @description Field API names to answer, comma separated (default: every field) */
+            fields?: string;
+            /** @description The record's id: 19 digits, as text */
+            id: string;
+        };
+        /** ZohoCrmLeadsListParams */
+        ZohoCrmLeadsListParams: {
+            /**
+             * @description Records awaiting approval too (default true)
+             * @enum {string}
+             */
+            approved?: "true" | "false" | "both";
+            /**
+             * @description Converted leads too (default false)
+             * @enum {string}
+             */
+            converted?: "true" | "false" | "both";
+            /** @description A custom view's id (not with sort_by) */
+            cvid?: string;
+            /** @description Field API names to answer, comma separated (at most 50); default Last_Name,First_Name,Salutation,Email,Phone,Mobile,Company,Designation,Lead_Source,Lead_Status,Industry,Website,Owner,Created_Time,Modified_Time */
+            fields?: string;
+            /** @description Record ids, comma separated (at most 100) */
+            ids?: string;
+            /** @description With territory_id, its child territories' records too */
+            include_child?: boolean;
+            /**
+             * Format: date-time
+             * @description Only records modified at or after this time (sent as If-Modified-Since; ISO 8601 with an offset, 2026-01-05T09:30:00+01:00)
+             */
+            modified_since?: string;
+            /** @description The previous page's info.next_page_token (meta.next_page) */
+            page_token?: string;
+            /** @description Records per page (default 200) */
+            per_page?: number;
+            /** @enum {string} */
+            sort_by?: "id" | "Created_Time" | "Modified_Time";
+            /** @enum {string} */
+            sort_order?: "asc" | "desc";
+            territory_id?: string;
+        };
+        /** ZohoCrmLeadsUpdateParams */
+        ZohoCrmLeadsUpdateParams: {
+            annual_revenue?: number;
+            city?: string;
+            company?: string;
+            country?: string;
+            /** @description More fields by their API names, custom ones included ({"Region": "EMEA"}) */
+            custom_fields?: Record<string, never>;
+            description?: string;
+            designation?: string;
+            email?: string;
+            email_opt_out?: boolean;
+            fax?: string;
+            first_name?: string;
+            /** @description The record's id: 19 digits, as text */
+            id: string;
+            industry?: string;
+            last_name?: string;
+            lead_source?: string;
+            lead_status?: string;
+            mobile?: string;
+            no_of_employees?: number;
+            /** @description { id } of the user */
+            owner?: {
+                id?: string;
+            };
+            phone?: string;
+            rating?: string;
+            salutation?: string;
+            secondary_email?: string;
+            skype_id?: string;
+            state?: string;
+            street?: string;
+            /** @description Automation to run (default all; [] for none) */
+            trigger?: ("approval" | "workflow" | "blueprint" | "pathfinder" | "orchestration")[];
+            twitter?: string;
+            website?: string;
+            zip_code?: string;
+        };
+        /** ZohoCrmSearchResultsListParams */
+        ZohoCrmSearchResultsListParams: {
+            /** @enum {string} */
+            approved?: "true" | "false" | "both";
+            /** @enum {string} */
+            converted?: "true" | "false" | "both";
+            /** @description (Field:operator:value) conditions joined by and/or, at most 10: ((Last_Name:equals:Burns)and(Email:starts_with:b)); operators equals, starts_with, not_equal, in, between, greater_than... */
+            criteria?: string;
+            /** @description Records with this address in any email field */
+            email?: string;
+            /** @enum {string} */
+            module: "Leads" | "Contacts" | "Accounts" | "Deals";
+            page?: number;
+            /** @description Records per page (default 200) */
+            per_page?: number;
+            /** @description Records with this number in any phone field */
+            phone?: string;
+            /** @description Records with this word in any text field */
+            word?: string;
         };
         /**
          * ZoomExecuteRequest
@@ -16930,7 +19776,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OnedriveExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SharepointExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["AirtableExecuteRequest"] | components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["AttioExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DiscordExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["DropboxExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["FreshbooksExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDocsExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MicrosoftTeamsExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OnedriveExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SharepointExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TodoistExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["TypeformExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZohoCrmExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

@@ -16,7 +16,22 @@ refresh_token?: string
 expires_at?: number
 }
 
-export type GoogleDocsCredentials = GoogleDocsOauthCredentials;
+export interface GoogleDocsServiceAccountCredentials {
+/**
+ * The service account's email (client_email of its JSON key)
+ */
+client_email: string
+/**
+ * The private key of its JSON key (PEM, -----BEGIN PRIVATE KEY-----)
+ */
+private_key: string
+/**
+ * The user to act as (domain-wide delegation); none: the service account itself
+ */
+subject?: string
+}
+
+export type GoogleDocsCredentials = GoogleDocsOauthCredentials | GoogleDocsServiceAccountCredentials;
 
 export interface GoogleDocsDocumentsRecord {
 /**

@@ -75,12 +75,17 @@ export interface PagesIO {
   signal?: AbortSignal | undefined;
 }
 
-/** Higher of two high-water values (numbers numerically, strings as ISO text). */
+/**
+ * Higher of two high-water values: numbers numerically, whole numbers written as text
+ * (snowflake ids, 18 or 19 digits: too long for a number) by length first, other strings as ISO text.
+ */
 export function maxMark(a: unknown, b: unknown): unknown {
   if (a === undefined || a === null) return b;
   if (b === undefined || b === null) return a;
   if (typeof a === 'number' && typeof b === 'number') return Math.max(a, b);
-  return String(a) >= String(b) ? a : b;
+  const [x, y] = [String(a), String(b)];
+  if (/^\d+$/.test(x) && /^\d+$/.test(y) && x.length !== y.length) return x.length > y.length ? a : b;
+  return x >= y ? a : b;
 }
 
 /** The items in consecutive parts of at most `size` (one part, possibly empty, when size < 1 or the list is short). */

@@ -178,12 +178,32 @@ const HELPERS: Record<string, Helper> = {
 /** Names of the helpers templates may call. */
 export const HELPER_NAMES: readonly string[] = Object.keys(HELPERS);
 
+/**
+ * A helper's object or array result inside a rendered string: printed as JSON, but handed to an
+ * enclosing helper or block as the value itself (`{{#each (entries body.errors)}}`,
+ * `{{#if x}}{{get (last body) 'id'}}{{/if}}`), not as its JSON text.
+ */
+class Printed {
+  constructor(readonly value: object) {}
+  toString(): string {
+    return JSON.stringify(this.value);
+  }
+}
+const unwrap = (v: unknown): unknown => (v instanceof Printed ? v.value : v);
+
 const hb = Handlebars.create();
 for (const [name, fn] of Object.entries(HELPERS)) {
   // Handlebars passes an options object last; drop it so helpers see only their arguments.
   hb.registerHelper(name, (...args: unknown[]) => {
-    const v = fn(...args.slice(0, -1));
-    return v !== null && typeof v === 'object' ? JSON.stringify(v) : v;
+    const v = fn(...args.slice(0, -1).map(unwrap));
+    return v !== null && typeof v === 'object' ? new Printed(v) : v;
+  });
+}
+// The blocks see a helper's value too (an empty list is falsy, a list is iterated).
+for (const name of ['if', 'unless', 'each', 'with']) {
+  const builtin = hb.helpers[name] as (this: unknown, ...args: unknown[]) => unknown;
+  hb.registerHelper(name, function (this: unknown, ...args: unknown[]) {
+    return builtin.call(this, ...args.map(unwrap));
   });
 }
 const KNOWN_HELPERS = Object.fromEntries([...HELPER_NAMES, 'if', 'unless', 'each', 'with', 'lookup'].map((n) => [n, true]));

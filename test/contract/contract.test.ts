@@ -80,6 +80,8 @@ const EXPECTED_REFUSALS: Record<string, RegExp> = {
 /** A next-page cursor of each connector's own form (the manifest reads them back with its helpers). */
 const NEXT_CURSOR: Record<string, string> = {
   monday: 'MSwxODUwMDAwMTAxLHRva2VuLDEwMCwzMDB8MTkwMDAwMDcwMA',
+  // Pages by the id of the page's last message or guild (a snowflake).
+  discord: '1163421849870925824',
 };
 
 /**
@@ -182,8 +184,10 @@ function paramSets(m: LoadedManifest, a: CompiledAction, syncParams: Rec | undef
   }
   // The sync-only action an incremental sync calls, with its since param.
   const inc = entity?.def.sync?.incremental;
-  if (inc?.action === a.name && inc.param !== undefined)
-    sets.push(['incremental sync params', { ...required, ...(inc.params ?? {}), [inc.param]: since(inc.format) }]);
+  if (inc?.action === a.name && inc.param !== undefined) {
+    const mark = inc.format === 'raw' && defs[inc.param] !== undefined ? sample(defs[inc.param] as ParamDef, inc.param) : since(inc.format);
+    sets.push(['incremental sync params', { ...required, ...(inc.params ?? {}), [inc.param]: mark }]);
+  }
   // A list another entity's sync reads removals from (monday's items from activity_logs).
   for (const other of m.entities.values()) {
     const rm = other.def.sync?.removals;

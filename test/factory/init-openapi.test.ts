@@ -395,6 +395,32 @@ describe('init --from-openapi inferences', () => {
     expect(m['check']).toBeUndefined();
   });
 
+  it('envelopes nested under one-key wrappers (FreshBooks-shaped {response: {result: ...}}) are looked into; {page, pages} pages by number', async () => {
+    const wrapped = (result: Rec): Rec => ({
+      type: 'object',
+      properties: { response: { type: 'object', properties: { result: { type: 'object', properties: result } } } },
+    });
+    const idParam = { name: 'widget_id', in: 'path', required: true, schema: { type: 'integer' } };
+    const paths = {
+      '/widgets': {
+        get: {
+          parameters: [
+            { name: 'page', in: 'query', schema: { type: 'integer' } },
+            { name: 'per_page', in: 'query', schema: { type: 'integer', maximum: 100 } },
+          ],
+          ...ok(wrapped({ widgets: { type: 'array', items: widget }, page: { type: 'integer' }, pages: { type: 'integer' }, total: { type: 'integer' } })),
+        },
+      },
+      '/widgets/{widget_id}': { get: { parameters: [idParam], ...ok(wrapped({ widget })) } },
+    };
+    const { m } = await scaffold(description({ paths }));
+    const { list, get } = m['entities'].widgets.actions;
+    expect(list.response.records).toBe('{{body.response.result.widgets}}');
+    expect(list.pagination.has_more).toBe('{{lt body.response.result.page body.response.result.pages}}');
+    expect(get.response.record).toBe('{{body.response.result.widget}}');
+    expect(m['entities'].widgets.primary_key).toBe('id');
+  });
+
   it('a POST query beside the item path is the list too (Attio-shaped): limit and offset in the body page it by offset', async () => {
     const query = {
       requestBody: {

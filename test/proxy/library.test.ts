@@ -68,9 +68,11 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['confluence', { method: 'GET', path: '/spaces', query: 'limit=1&sort=key' }],
   ['asana', { method: 'GET', path: '/users/me', query: 'opt_fields=name' }],
   ['close', { method: 'GET', path: '/me/' }],
+  ['discord', { method: 'GET', path: '/users/@me' }],
   ['docusign', { method: 'GET', path: '/', query: 'include_account_settings=false' }],
   // Dropbox's account route takes no argument: a POST with no body (the SDK sends none).
   ['dropbox', { method: 'POST', path: '/users/get_current_account' }],
+  ['freshbooks', { method: 'GET', path: '/invoices/invoices/1184349666/share_link', query: 'share_method=share_link' }],
   [
     'calendly',
     { method: 'GET', path: '/event_types', query: 'organization=https%3A%2F%2Fapi.calendly.com%2Forganizations%2FEBHAAFHDCAEQTSEZ&active=true&count=2' },

@@ -104,4 +104,25 @@ describe('newId', () => {
     expect(second).toBeGreaterThan(first);
     expect(String(second)).toMatch(/^\d{13}$/);
   });
+
+  it('mints a long number as text (a snowflake) time-ordered: seeded ones in the past, created ones now and increasing', () => {
+    const r = rand();
+    const seeded = [newId(r, '1163421849870925824'), newId(r, '1163421849870925824')].map(String);
+    const created = [newId(r, '1163421849870925824', true), newId(r, '1163421849870925824', true)].map(String);
+    for (const id of [...seeded, ...created]) expect(id).toMatch(/^[1-9]\d{17,18}$/);
+    expect(seeded[0]).not.toBe(seeded[1]);
+    // Milliseconds since 2015 in the high bits: seeded before 2023-06, created at the clock's time, each later than the last.
+    const at = (id: string): number => Number((BigInt(id) >> 22n) + 1_420_070_400_000n);
+    for (const id of seeded) expect(at(id)).toBeLessThan(Date.UTC(2023, 6, 1));
+    expect(at(created[0]!)).toBeGreaterThan(Date.UTC(2025, 0, 1));
+    expect(BigInt(created[1]!) > BigInt(created[0]!)).toBe(true);
+    expect(String(newId(r, '1204215360145423'))).toMatch(/^[1-9]\d{15}$/);
+  });
+
+  it('keeps a long number that reads as no time since 2015 as a number of as many digits (a CRM record id)', () => {
+    const r = rand();
+    const id = String(newId(r, '5843104000000425001'));
+    expect(id).toMatch(/^[1-9]\d{18}$/);
+    expect(id).not.toBe('5843104000000425001');
+  });
 });

@@ -167,3 +167,18 @@ describe('sub and div', () => {
     expect(compileTemplate('{{sub 3 body.missing}}').render({ body: {} })).toBeUndefined();
   });
 });
+
+describe('helper values inside rendered text', () => {
+  it('are handed to enclosing helpers and blocks as values, and printed as JSON', () => {
+    const body = [{ id: '1' }, { id: '2' }];
+    expect(compileTemplate("{{#if params.limit}}{{get (last body) 'id'}}{{/if}}").render({ body, params: { limit: 2 } })).toBe('2');
+    expect(compileTemplate("{{#each (pluck body 'id')}}[{{this}}]{{/each}}").render({ body })).toBe('[1][2]');
+    expect(compileTemplate('{{#if (flatten body.none)}}some{{else}}none{{/if}}').render({ body: {} })).toBe('none');
+    expect(compileTemplate('last: {{last body}}').render({ body })).toBe('last: {"id":"2"}');
+    // A field-errors object as one message (a vendor's {message: {field: [errors]}}).
+    const message = "{{#each (entries body.message)}}{{key}} {{join value ', '}}{{#unless @last}}; {{/unless}}{{/each}}";
+    expect(compileTemplate(message).render({ body: { message: { name: ['is taken'], path: ['is invalid', 'is reserved'] } } })).toBe(
+      'name is taken; path is invalid, is reserved',
+    );
+  });
+});

@@ -6,6 +6,7 @@ import $RefParser from '@apidevtools/json-schema-ref-parser';
 import { SwitchboardError } from '../../errors/index.ts';
 import { flatten, isArraySchema, isObjectSchema, propertiesOf, type OpenApiSchema } from '../json-schema.ts';
 import { hasIdField, oneItemWhy, unwrapSingle } from './envelope.ts';
+import { idLikeness } from './id-like.ts';
 import { norm } from './names.ts';
 
 export { norm, singular } from './names.ts';
@@ -100,9 +101,15 @@ export function findRecords(
   entity: string,
   depth = 2,
   record?: OpenApiSchema,
+  wrappers = 3,
 ): { path: string[]; item?: OpenApiSchema } | undefined {
   if (schema === undefined || depth === 0) return undefined;
   if (isArraySchema(schema)) return { path: [], item: flatten(flatten(schema)['items']) };
+  const wrapper = wrappers > 0 ? soleWrapper(schema, entity) : undefined;
+  if (wrapper !== undefined) {
+    const inner = findRecords(wrapper.schema, entity, depth, record, wrappers - 1);
+    if (inner !== undefined) return { ...inner, path: [wrapper.key, ...inner.path] };
+  }
   const props = propertiesOf(schema);
   // Arrays of objects only: an object with `tags: [string]` is a record, not a list of tags.
   const arrays = props.filter(([, v]) => isArraySchema(v) && richestObject(flatten(v)['items']) !== undefined);
@@ -164,10 +171,17 @@ export function findRecord(
   input: OpenApiSchema | undefined,
   singular: string,
   plural?: string,
+  wrappers = 3,
 ): { path: string[]; schema?: OpenApiSchema; first?: boolean; why?: string; doubt?: string } {
   if (input === undefined) return { path: [] };
   // One record or another (a customer | a deleted customer, a partial | a full page): the richest object alternative.
   const schema = richestObject(input) ?? input;
+  const wrapper = wrappers > 0 ? soleWrapper(schema, singular) : undefined;
+  if (wrapper !== undefined) {
+    const inner = findRecord(wrapper.schema, singular, plural, wrappers - 1);
+    if (inner.path.length > 0)
+      return { ...inner, path: [wrapper.key, ...inner.path], why: `record unwrapped from "${[wrapper.key, ...inner.path].join('.')}"` };
+  }
   const props = propertiesOf(schema);
   const objects = props.filter(([, v]) => isObjectSchema(v));
   const envelope = objects.find(([k]) => RECORD_KEYS.includes(k) || k === singular);
@@ -191,6 +205,19 @@ export function findRecord(
   if (listed !== undefined && props.length <= 5)
     return { path: [listed[0]], schema: flatten(flatten(listed[1])['items']), first: true, why: oneItemWhy(listed[0], true) };
   return { path: [], schema: flatten(schema), ...(doubt !== undefined ? { doubt } : {}) };
+}
+
+/**
+ * A body that is only an envelope: one property, an object without an id of its own (as
+ * `{"response": {"result": {"client": {...}}}}`), looked into for the record or records.
+ */
+function soleWrapper(schema: OpenApiSchema, entity: string): { key: string; schema: OpenApiSchema } | undefined {
+  const props = propertiesOf(schema);
+  if (props.length !== 1) return undefined;
+  const [key, value] = props[0]!;
+  const inner = flatten(value);
+  if (!isObjectSchema(inner) || propertiesOf(inner).some(([k]) => idLikeness(k, entity) >= 2)) return undefined;
+  return { key, schema: inner };
 }
 
 /** `{{body.a.b}}`, or `{{body}}`. */

@@ -66,8 +66,8 @@ export function inferPagination(
   const boolish = (f: { schema: OpenApiSchema }): boolean => f.schema['type'] === 'boolean' || f.schema['type'] === undefined;
   const more = fields.find((f) => HAS_MORE.includes(norm(f.path.at(-1)!)) && boolish(f));
   const last = more === undefined ? fields.find((f) => IS_LAST.includes(norm(f.path.at(-1)!)) && f.schema['type'] === 'boolean') : undefined;
-  // A page number beside the number of pages ({pagination: {page, total_pages}}): more while page < total_pages.
-  const totalPages = fields.find((f) => norm(f.path.at(-1)!) === 'totalpages' && f.schema['type'] === 'integer');
+  // A page number beside the number of pages ({pagination: {page, total_pages}}, or {page, pages}): more while page < total_pages.
+  const totalPages = fields.find((f) => ['totalpages', 'pages'].includes(norm(f.path.at(-1)!)) && f.schema['type'] === 'integer');
   const pageNo =
     totalPages === undefined
       ? undefined

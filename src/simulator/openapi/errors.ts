@@ -41,7 +41,9 @@ export function errorAnswers(ctx: OpenApiContext): ErrorAnswers {
     const status = statuses?.[p.code] ?? (p.code === 'invalid_token' ? statuses?.unauthorized : undefined) ?? statuses?.default;
     if (status !== undefined) p = { ...p, status };
     let json: unknown;
-    const vars = { status: p.status, code, message: p.message, field: p.field ?? '', request_id: randomUUID() };
+    // retry_after: a rate limit's wait in seconds (its Retry-After), a number in the body; '' (left out) otherwise.
+    const wait = Number(headers?.['Retry-After']);
+    const vars = { status: p.status, code, message: p.message, field: p.field ?? '', request_id: randomUUID(), retry_after: Number.isFinite(wait) ? wait : '' };
     // body: null answers no body (a vendor that gives the reason in a header only).
     if (sidecar.error?.body === null) json = undefined;
     else if (sidecar.error?.body !== undefined) json = render(sidecar.error.body, vars);

@@ -2,6 +2,8 @@
 
 let lastTs = 0;
 let lastMs = 0;
+let lastSnowflakeMs = 0;
+const SNOWFLAKE_EPOCH_MS = 1_420_070_400_000n;
 /**
  * A fresh id shaped like the sampled one: a number, a Unix timestamp with microseconds (a chat
  * message ts: in the past when seeded, the current time when created, always increasing) or in
@@ -89,7 +91,14 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     const n = Math.max(3, like.length);
     return String(10 ** (n - 1) + Math.floor(rand() * 9 * 10 ** (n - 1)));
   }
-  // A 64-bit number kept as text (17 to 19 digits, a CRM's record id "5843104000000425001"): as many digits; else 16.
+  // A long number kept as text whose high bits read as a time since 2015 (a snowflake, 17 to 20
+  // digits): time-ordered, milliseconds since 2015 shifted left by 22 bits over random low bits; in
+  // the past when seeded, now when created (always increasing), so ids sort as the records were made.
+  if (typeof like === 'string' && /^[1-9]\d{16,19}$/.test(like) && isSnowflake(like)) {
+    const ms = created ? (lastSnowflakeMs = Math.max(lastSnowflakeMs + 1, Date.now())) : 1_600_000_000_000 + Math.floor(rand() * 80_000_000_000);
+    return String(((BigInt(ms) - SNOWFLAKE_EPOCH_MS) << 22n) | BigInt(Math.floor(rand() * 4_194_304)));
+  }
+  // Any other 64-bit number kept as text (17 to 19 digits, a CRM's record id "5843104000000425001"): as many digits; else 16.
   const length = typeof like === 'string' && /^[1-9]\d{16,18}$/.test(like) ? like.length : 16;
   const digits = Array.from({ length }, (_, i) => Math.floor(rand() * (i === 0 ? 9 : 10)) + (i === 0 ? 1 : 0)).join('');
   return typeof like === 'string' && /^[0-9a-f]{20,}$/.test(like) && /[a-f]/.test(like) ? Buffer.from(digits).toString('hex').slice(0, like.length) : digits;
@@ -117,4 +126,10 @@ export function idFieldFor(param: string | undefined, fields: readonly string[],
   const bare = /^(.*?)[_-]?(id|gid|uuid|sid|key)$/i.exec(param);
   if (bare !== null && fields.includes(bare[2]!.toLowerCase()) && (bare[1] === '' || loose(bare[1]!) === loose(singular))) return bare[2]!.toLowerCase();
   return /^(id|gid|uuid|sid|key)$/i.test(param) ? fields.find((f) => loose(f) === `${loose(singular)}${loose(param)}`) : undefined;
+}
+
+/** Whether a long number's high bits (above 22) read as a time between 2015 and 2035: a snowflake id. */
+function isSnowflake(like: string): boolean {
+  const ms = Number((BigInt(like) >> 22n) + SNOWFLAKE_EPOCH_MS);
+  return ms <= Date.UTC(2035, 0, 1);
 }

@@ -3,7 +3,7 @@
  * left out (exports show them), filtered by query params named like record fields or the sidecar's
  * filters, ordered, and paged the way the operation's parameters say (pages.ts).
  */
-import { getPath, idAt } from '../core/values.ts';
+import { getPath, idAt, isPlainObject } from '../core/values.ts';
 import type { Json, Operation } from '../description.ts';
 import type { SimRequest, SimResponse } from '../sim-server.ts';
 import type { PageOf } from './pages.ts';
@@ -58,7 +58,8 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
     const pag = opConf?.pagination ?? sidecar.pagination ?? {};
     // Exports (operations with their own pagination or a since param) show soft-deleted records; lists do not.
     const exporting = opConf?.pagination !== undefined || opConf?.since !== undefined;
-    const cursorParam = pag.cursor_param ?? CURSOR_PARAMS.find((n) => paramNames.has(n));
+    // A param the sidecar's filters name is a filter, not the cursor.
+    const cursorParam = pag.cursor_param ?? CURSOR_PARAMS.find((n) => paramNames.has(n) && sidecar.filters?.[n] === undefined);
     const pageParam = PAGE_PARAMS.find((n) => paramNames.has(n));
     const limitParam = pag.limit_param ?? LIMIT_PARAMS.find((n) => paramNames.has(n));
     const limitDef = limitParam === undefined ? undefined : paramSchema(limitParam);
@@ -86,6 +87,10 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
       (s) => Object.entries(pathParams).every(([k, v]) => under(s, k, v)) && (onlyDeleted ? softDeleted(r, s.record) : exporting || !softDeleted(r, s.record)),
     );
     if (pag.order === 'newest_first') rows.reverse();
+    else if (pag.order === 'id_ascending' || pag.order === 'id_descending') {
+      const sign = pag.order === 'id_ascending' ? 1 : -1;
+      rows.sort((a, b) => sign * (compareValues(a.record[r.idField], b.record[r.idField]) ?? 0));
+    }
     if (since !== undefined) {
       // Changed at or after the param (Unix seconds), oldest change first.
       const secondsOf = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' ? Math.floor(Date.parse(v) / 1000) : NaN);
@@ -99,8 +104,7 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
     const recordProps = propertiesOf(d, d.schemaAt(r.recordRef));
     // Filters: query params named like a record field keep the records whose field (or its id) equals
     // them; the sidecar's filters name another field, compare (numbers or times), or give values matching all.
-    for (const [name, value] of Object.entries(query)) {
-      if (handled.has(name)) continue;
+    for (const [name, value, field] of filterEntries(query, handled)) {
       // A range on a numeric field (deepObject created[gte]=...&created[lt]=..., a vendor's range_query_specs).
       const range = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
       if (range !== undefined && Object.keys(range).length > 0 && Object.keys(range).every((k) => ['gt', 'gte', 'lt', 'lte'].includes(k))) {
@@ -115,20 +119,20 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
       const rule = sidecar.filters?.[name];
       if (rule?.any?.includes(String(value)) === true) continue;
       // Without a rule, a value the record field's enum does not hold names a group, not a value (e.g. status=all): no filter.
-      const fieldEnum = rule !== undefined || recordProps[name] === undefined ? undefined : d.resolve<Json>(recordProps[name]).enum;
+      const fieldEnum = rule !== undefined || recordProps[field] === undefined ? undefined : d.resolve<Json>(recordProps[field]).enum;
       if (Array.isArray(fieldEnum) && !fieldEnum.includes(value)) continue;
       const match = rule?.match ?? 'equals';
       if (match !== 'equals') {
         // since >=, before <=, after >, until <; a record whose field does not compare is kept.
         if (value === '') continue;
         rows = rows.filter((s) => {
-          const c = compareValues(getPath(s.record, rule?.field ?? name), value);
+          const c = compareValues(getPath(s.record, rule?.field ?? field), value);
           return c === undefined || (match === 'since' ? c >= 0 : match === 'before' ? c <= 0 : match === 'after' ? c > 0 : c < 0);
         });
         continue;
       }
       rows = rows.filter((s) => {
-        const f = rule?.field !== undefined ? getPath(s.record, rule.field) : s.record[name];
+        const f = rule?.field !== undefined ? getPath(s.record, rule.field) : s.record[field];
         if (f === undefined) return true;
         const equals = (v: unknown): boolean =>
           v !== null && typeof v === 'object'
@@ -181,6 +185,9 @@ export function lister(ctx: OpenApiContext, rules: RecordRules, pageOf: PageOf):
 
 /** A record field against a query value: as numbers when both are numeric (e.g. ts "1700000000.000100"), else as times; undefined when neither. */
 export function compareValues(field: unknown, value: unknown): number | undefined {
+  // Whole numbers too long for a double (18-19 digit snowflake ids, as text): exactly, by length then digits.
+  if (typeof field === 'string' && typeof value === 'string' && /^\d{16,}$/.test(field) && /^\d{16,}$/.test(value))
+    return field.length !== value.length ? field.length - value.length : field < value ? -1 : field > value ? 1 : 0;
   const num = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN);
   const [a, b] = [num(field), num(value)];
   if (!Number.isNaN(a) && !Number.isNaN(b)) return a - b;
@@ -198,4 +205,21 @@ function timeOf(s: string): number {
     times.set(s, t);
   }
   return t;
+}
+
+/**
+ * A list's query as filters: `[name, value, field]`, the params the list handles itself left out. A
+ * deepObject of filters (`search[email]=...&search[updated_min]=...`) is one filter per
+ * key, named `search[email]` (the sidecar's `filters` key) and reading the record field of its key;
+ * a range (`created[gte]`) stays one value.
+ */
+function filterEntries(query: Record<string, unknown>, handled: Set<string | undefined>): [string, unknown, string][] {
+  const isRange = (v: Record<string, unknown>): boolean => Object.keys(v).every((k) => ['gt', 'gte', 'lt', 'lte'].includes(k));
+  return Object.entries(query)
+    .filter(([name]) => !handled.has(name))
+    .flatMap(([name, value]): [string, unknown, string][] =>
+      isPlainObject(value) && Object.keys(value).length > 0 && !isRange(value)
+        ? Object.entries(value).map(([k, v]): [string, unknown, string] => [`${name}[${k}]`, v, k])
+        : [[name, value, name]],
+    );
 }

@@ -4,7 +4,7 @@
  * pagination has room for them.
  */
 import { decodeCursor as decodeToken, encodeCursor as encodeToken } from '../core/cursors.ts';
-import { idAt, isPlainObject, setPath } from '../core/values.ts';
+import { getPath, idAt, isPlainObject, setPath } from '../core/values.ts';
 import type { Json, Operation } from '../description.ts';
 import { included, listItemFields, pick } from '../record-views.ts';
 import { fill } from '../rules.ts';
@@ -143,7 +143,22 @@ export function pager(ctx: OpenApiContext, errors: ErrorAnswers): PageOf {
     if (pag.done !== undefined) setPath(body, pag.done, !more);
     if ('has_more' in body) body.has_more = more;
     for (const total of ['total_count', 'total', 'total_results']) if (total in body && typeof body[total] === 'number') body[total] = rows.length;
+    pageCounts(key !== undefined && key.includes('.') ? getPath(body, key.split('.').slice(0, -1).join('.')) : body, body, p, rows.length);
     return { status: op.successStatus, json: body };
   };
   return pageOf;
+}
+
+/**
+ * The page's own numbers where the list's records sit: the page number, how many pages there are
+ * (`pages`, `total_pages`), and beside a list nested in envelopes (`{response: {result:
+ * {clients, page, pages, per_page, total}}}`) its page size and total too.
+ */
+function pageCounts(holder: unknown, body: Json, p: PageRequest, count: number): void {
+  if (!isPlainObject(holder)) return;
+  if (p.pageParam !== undefined && typeof holder[p.pageParam] === 'number') holder[p.pageParam] = p.page;
+  if (p.pageParam !== undefined) for (const k of ['pages', 'total_pages']) if (typeof holder[k] === 'number') holder[k] = Math.ceil(count / p.limit);
+  if (holder === body) return;
+  if (p.limitParam !== undefined && typeof holder[p.limitParam] === 'number') holder[p.limitParam] = p.limit;
+  for (const total of ['total_count', 'total', 'total_results']) if (typeof holder[total] === 'number') holder[total] = count;
 }

@@ -72,7 +72,7 @@ const ID_FIELDS: ReadonlySet<string> = new Set(['id', 'gid', 'uuid']);
 function recordPointer(d: Description, responseRef: string | undefined, name: string): string | undefined {
   if (responseRef === undefined) return undefined;
   const env = envelopeOf(d, d.schemaAt(responseRef), name);
-  if (env !== undefined) return pointerOfProperty(d, responseRef, env);
+  if (env !== undefined) return pointerOfPath(d, responseRef, env);
   const listed = listedEnvelopeOf(d, d.schemaAt(responseRef), name, ID_FIELDS);
   const arrayRef = listed === undefined ? undefined : pointerOfProperty(d, responseRef, listed);
   if (arrayRef === undefined) return responseRef;
@@ -83,7 +83,7 @@ function recordPointer(d: Description, responseRef: string | undefined, name: st
 /** The pointer of a list answer's items (its records). */
 function itemsPointer(d: Description, responseRef: string | undefined, name: string): string | undefined {
   const key = listKeyOf(d, d.schemaAt(responseRef), name);
-  const arrayRef = responseRef === undefined || key === undefined ? undefined : key === '' ? responseRef : pointerOfProperty(d, responseRef, key);
+  const arrayRef = responseRef === undefined || key === undefined ? undefined : key === '' ? responseRef : pointerOfPath(d, responseRef, key);
   if (arrayRef === undefined) return undefined;
   const items = d.resolve<Json>(d.at(arrayRef)).items as Json | undefined;
   return typeof items?.$ref === 'string' ? items.$ref : `${arrayRef}/items`;
@@ -306,7 +306,7 @@ function declaredResource(d: Description, name: string, r: ResourceDeclaration):
         ? (pointerOfProperty(d, one.responseRef, r.record) ?? one.responseRef)
         : envelopeOf(d, d.schemaAt(one.responseRef)) === undefined
           ? one.responseRef
-          : pointerOfProperty(d, one.responseRef, envelopeOf(d, d.schemaAt(one.responseRef)) as string);
+          : pointerOfPath(d, one.responseRef, envelopeOf(d, d.schemaAt(one.responseRef)) as string);
   // A `record` property that is an array holds the record as its one item ({signers: [{...}]}).
   if (recordRef !== undefined && r.record !== undefined && d.resolve(d.schemaAt(recordRef)).type === 'array') recordRef = `${recordRef}/items`;
   const listOp = opOf('list');
@@ -351,7 +351,7 @@ function sidecarResources(d: Description, sidecar: Sidecar, classified: Map<stri
       const getOp = opByKey(rs.get.operation, `${name}.get`);
       if (!resources.has(name)) {
         const env = envelopeOf(d, d.schemaAt(getOp.responseRef), name);
-        const recordRef = getOp.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfProperty(d, getOp.responseRef, env);
+        const recordRef = getOp.responseRef === undefined ? undefined : env === undefined ? getOp.responseRef : pointerOfPath(d, getOp.responseRef, env);
         resources.set(name, { name, idField: rs.id_field ?? rs.get.id_query ?? 'id', recordRef, records: new Map(), created: 0, lookup: rs.lookup ?? [] });
       }
       // Without id_query, the path's parameters name the record by its key fields (resources.<name>.key).

@@ -22,7 +22,11 @@ export function propertiesOf(d: Description, schema: Json | undefined, depth = 0
   return best;
 }
 
-export const isArraySchema = (d: Description, s: Json | undefined): boolean => s !== undefined && d.resolve(s).type === 'array';
+/** An array schema, also when it may be null as OpenAPI 3.1 writes it (`type: [array, "null"]`). */
+export const isArraySchema = (d: Description, s: Json | undefined): boolean => {
+  const type = s === undefined ? undefined : d.resolve(s).type;
+  return type === 'array' || (Array.isArray(type) && type.includes('array'));
+};
 
 /** `tickets` → `ticket`, `companies` → `company`: the key a record of the resource is wrapped in. */
 export function singularOf(name: string): string {
@@ -31,13 +35,24 @@ export function singularOf(name: string): string {
   return name.replace(/s$/, '');
 }
 
-/** The envelope key of a single-record body (`{data: {...}}`, a vendor's `{ticket: {...}}`), or undefined for a bare record. */
-export function envelopeOf(d: Description, schema: Json | undefined, resource?: string): string | undefined {
+/**
+ * The envelope key of a single-record body (`{data: {...}}`, a vendor's `{ticket: {...}}`), or
+ * undefined for a bare record; a dotted path when envelopes nest, under one-key wrappers or an
+ * envelope holding no record of its own (`{response: {result: {client: {...}}}}`:
+ * `response.result.client`).
+ */
+export function envelopeOf(d: Description, schema: Json | undefined, resource?: string, depth = 0): string | undefined {
   const props = propertiesOf(d, schema);
   const keys = Object.keys(props);
   const candidates = resource === undefined ? ENVELOPE_KEYS : [...ENVELOPE_KEYS, singularOf(resource)];
   const key = candidates.find((k) => props[k] !== undefined && !isArraySchema(d, props[k]) && d.resolve(props[k]).type !== 'string');
-  return key !== undefined && keys.length <= 3 ? key : undefined;
+  const inner = (k: string): string | undefined => {
+    if (depth >= 3 || Object.keys(propertiesOf(d, props[k])).some((f) => /^(id|gid|uuid)$/.test(f))) return undefined;
+    const found = envelopeOf(d, props[k], resource, depth + 1);
+    return found === undefined ? undefined : `${k}.${found}`;
+  };
+  if (key !== undefined && keys.length <= 3) return inner(key) ?? key;
+  return keys.length === 1 && d.resolve(props[keys[0]!]).type === 'object' ? inner(keys[0]!) : undefined;
 }
 
 /**
@@ -68,7 +83,7 @@ export function listedEnvelopeOf(
  * list or the resource, else (of several) the one whose items share most fields with the record
  * (`recordFields`), never a `_links` array, else the first.
  */
-export function listKeyOf(d: Description, schema: Json | undefined, resource: string, recordFields: readonly string[] = []): string | undefined {
+export function listKeyOf(d: Description, schema: Json | undefined, resource: string, recordFields: readonly string[] = [], depth = 0): string | undefined {
   if (schema === undefined) return undefined;
   if (isArraySchema(d, schema)) return '';
   const props = propertiesOf(d, schema);
@@ -90,6 +105,12 @@ export function listKeyOf(d: Description, schema: Json | undefined, resource: st
   if (arrays.length > 0) return arrays.length < 2 ? arrays[0] : [...arrays].sort((a, b) => score(b) - score(a))[0];
   // One level down, in an envelope object whose array is named for the resource ({status, meta: {components: [...], cursor}}).
   for (const [k, v] of Object.entries(props)) if (isArraySchema(d, propertiesOf(d, v)[resource])) return `${k}.${resource}`;
+  // Under one-key wrappers ({response: {result: {clients: [...], page, pages}}}).
+  const only = Object.keys(props);
+  if (only.length === 1 && depth < 3 && d.resolve(props[only[0]!]).type === 'object') {
+    const inner = listKeyOf(d, props[only[0]!], resource, recordFields, depth + 1);
+    if (inner !== undefined && inner !== '') return `${only[0]}.${inner}`;
+  }
   return undefined;
 }
 

@@ -3,7 +3,7 @@
  * where they fit the record's shape, answers wrapped back, and records a write creates of another
  * resource (the sidecar's created_by).
  */
-import { clone, idAt, isPlainObject, setIdAt, setPath } from '../core/values.ts';
+import { clone, getPath, idAt, isPlainObject, setIdAt, setPath } from '../core/values.ts';
 import { mintId } from '../core/store.ts';
 import type { Json, Operation } from '../description.ts';
 import { newId } from './ids.ts';
@@ -65,14 +65,20 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
       for (const [k, v] of Object.entries(stored.parents)) if (k in body && k !== env) body[k] = v;
     }
     // A declared record held as the one item of an array ({signers: [{...}]}: its schema is the array's items).
-    return { ...body, [env]: r?.declared?.record === env && r.recordRef?.endsWith('/items') === true ? [record] : record };
+    const value = r?.declared?.record === env && r.recordRef?.endsWith('/items') === true ? [record] : record;
+    // Nested envelopes ({response: {result: {client}}}): the record at that path of the sampled body.
+    if (env.includes('.') && r?.declared?.record === undefined) {
+      setPath(body, env, value);
+      return body;
+    }
+    return { ...body, [env]: value };
   };
   const unwrapBody = (op: Operation, body: unknown): Json => {
     const resource = classified.get(op.key)?.resource;
     const env =
       envelopeOf(d, d.schemaAt(op.bodyRef), resource) ??
       listedEnvelopeOf(d, d.schemaAt(op.bodyRef), resource, recordFieldsOf(resource === undefined ? undefined : resources.get(resource)));
-    const wrapped = env !== undefined && body !== null && typeof body === 'object' ? (body as Json)[env] : body;
+    const wrapped = env !== undefined && body !== null && typeof body === 'object' ? getPath(body, env) : body;
     // A record sent as the one item of an array ({"Invoices": [{...}]}): that item.
     const inner = Array.isArray(wrapped) && wrapped.length === 1 ? wrapped[0] : wrapped;
     return inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Json) : {};

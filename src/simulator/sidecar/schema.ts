@@ -49,7 +49,7 @@ export const SIDECAR_SCHEMA = {
         next_url: { type: 'string' },
         has_more: { type: 'string' },
         done: { type: 'string' },
-        order: { enum: ['stored', 'newest_first'] },
+        order: { enum: ['stored', 'newest_first', 'id_ascending', 'id_descending'] },
       },
     },
   },

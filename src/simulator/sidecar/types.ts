@@ -91,8 +91,12 @@ export interface Pagination {
   next_url?: string;
   has_more?: string;
   done?: string;
-  /** The list order: `stored` (default) or `newest_first` (the last stored record first). */
-  order?: 'stored' | 'newest_first';
+  /**
+   * The list order: `stored` (default), `newest_first` (the last stored record first), or by id,
+   * `id_ascending` or `id_descending` (ids compared as numbers, long ones exactly:
+   * snowflakes, whose order is their creation time's).
+   */
+  order?: 'stored' | 'newest_first' | 'id_ascending' | 'id_descending';
 }
 
 export interface Sidecar {
