@@ -91,7 +91,7 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     const n = Math.max(3, like.length);
     return String(10 ** (n - 1) + Math.floor(rand() * 9 * 10 ** (n - 1)));
   }
-  // A long number kept as text whose high bits read as a time since 2015 (a snowflake, 17 to 20
+  // A long number kept as text whose high bits read as a time since 2016 (a snowflake, 17 to 20
   // digits): time-ordered, milliseconds since 2015 shifted left by 22 bits over random low bits; in
   // the past when seeded, now when created (always increasing), so ids sort as the records were made.
   if (typeof like === 'string' && /^[1-9]\d{16,19}$/.test(like) && isSnowflake(like)) {
@@ -128,8 +128,8 @@ export function idFieldFor(param: string | undefined, fields: readonly string[],
   return /^(id|gid|uuid|sid|key)$/i.test(param) ? fields.find((f) => loose(f) === `${loose(singular)}${loose(param)}`) : undefined;
 }
 
-/** Whether a long number's high bits (above 22) read as a time between 2015 and 2035: a snowflake id. */
+/** Whether a long number's high bits (above 22) read as a time between 2016 and 2035: a snowflake id. */
 function isSnowflake(like: string): boolean {
   const ms = Number((BigInt(like) >> 22n) + SNOWFLAKE_EPOCH_MS);
-  return ms <= Date.UTC(2035, 0, 1);
+  return ms >= Date.UTC(2016, 0, 1) && ms <= Date.UTC(2035, 0, 1);
 }
