@@ -93,6 +93,9 @@
  *                   newest-first order (reversed by a query value), the page-size, page-number
  *                   and cursor parameters, an offset cursor or a keyset cursor of a declared form,
  *                   a cap on offset paging.
+ *   query:          per operation, a statement of a SQL-like query language in a query parameter
+ *                   (SELECT ... FROM ... WHERE ... ORDER BY ... LIMIT ...; query-language.ts),
+ *                   answered from the resource FROM names, paged behind a locator (`next`).
  *   pools:          named lists of values; `resources.<name>.fields` draws seeded record fields
  *                   from them (`{pool: name}`), from a list given in place (`{one_of: [...]}`),
  *                   or from the ids of another resource's seeded records (`{ids_of: resource}`).

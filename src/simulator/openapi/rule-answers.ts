@@ -3,6 +3,7 @@
  * over the generic store or the caller's record sources.
  */
 import type { Json, Operation } from '../description.ts';
+import { answerQuery, type QueryRule } from '../query-language.ts';
 import { listPage, readPath, RuleError, Scroll, search, type RecordSource } from '../rules.ts';
 import type { SimResponse } from '../sim-server.ts';
 import type { ErrorAnswers } from './errors.ts';
@@ -11,9 +12,16 @@ import type { OpenApiContext, StoredRecord } from './types.ts';
 
 export interface RuleAnswers {
   /** The answer of a declared rule for the operation, or undefined when it has none. */
-  byRule(op: Operation, query: Json, body: Json, link: { origin: string; path: string }, pathParams?: Record<string, string>): SimResponse | undefined;
+  byRule(op: Operation, query: Json, body: Json, link: RuleLink, pathParams?: Record<string, string>): SimResponse | undefined;
   /** Close the open scroll of every scroll rule. */
   closeScrolls(): void;
+}
+
+/** Where the request went (for next-page links), and its headers (a page size a query rule reads from one). */
+export interface RuleLink {
+  origin: string;
+  path: string;
+  headers?: Record<string, string | string[] | undefined>;
 }
 
 export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: ErrorAnswers): RuleAnswers {
@@ -47,18 +55,37 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
         throw new Error(`simulator sidecar: ${kind}.${key}.resource: the description has no resource ${rule.resource}`);
     }
   }
+  // Query rules answer their own operation and the page behind a locator (`next`).
+  const queries = new Map<string, { rule: QueryRule; locator?: string }>();
+  for (const [key, rule] of Object.entries(sidecar.query ?? {})) {
+    for (const [k, locator] of [
+      [key, undefined],
+      [rule.next?.operation, rule.next?.param],
+    ] as const) {
+      if (k === undefined) continue;
+      if (!d.operations.some((o) => o.key === k)) throw new Error(`simulator sidecar: query: the description has no operation ${k}`);
+      queries.set(k, { rule, ...(locator !== undefined ? { locator } : {}) });
+    }
+    for (const name of Object.values(rule.resources))
+      if (!resources.has(name) && options.sources?.[name] === undefined)
+        throw new Error(`simulator sidecar: query.${key}.resources: the description has no resource ${name}`);
+  }
   const scrolls = new Map(Object.entries(sidecar.scroll ?? {}).map(([key, rule]) => [key, new Scroll(rule)]));
-  const byRule = (
-    op: Operation,
-    query: Json,
-    body: Json,
-    link: { origin: string; path: string },
-    pathParams: Record<string, string> = {},
-  ): SimResponse | undefined => {
+  const byRule = (op: Operation, query: Json, body: Json, link: RuleLink, pathParams: Record<string, string> = {}): SimResponse | undefined => {
+    const queryRule = queries.get(op.key);
     const searchRule = sidecar.search?.[op.key];
     const scrollRule = sidecar.scroll?.[op.key];
     const listRule = sidecar.pages?.[op.key];
     try {
+      if (queryRule !== undefined) {
+        const { rule, locator } = queryRule;
+        const request = locator === undefined ? { statement: query[rule.param] } : { locator: pathParams[locator] ?? '' };
+        const json = answerQuery(rule, { ...request, headers: link.headers }, (name) => {
+          const src = sourceOf(name);
+          return src.slice(0, src.size()) as Json[];
+        });
+        return { status: op.successStatus, json };
+      }
       if (searchRule !== undefined) {
         const src = sourceOf(searchRule.resource);
         return { status: op.successStatus, json: search(searchRule, src.slice(0, src.size()), body, pathParams) };

@@ -350,6 +350,34 @@ export const SIDECAR_SCHEMA = {
         },
       },
     },
+    query: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['param', 'resources', 'page_size', 'response'],
+        properties: {
+          param: { type: 'string' },
+          resources: { type: 'object', additionalProperties: { type: 'string' } },
+          page_size: { type: 'integer', minimum: 1 },
+          max_page_size: { type: 'integer', minimum: 1 },
+          size_header: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['name', 'pattern'],
+            properties: { name: { type: 'string' }, pattern: { type: 'string' }, min: { type: 'integer', minimum: 1 } },
+          },
+          next: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['operation', 'param'],
+            properties: { operation: { type: 'string' }, param: { type: 'string' } },
+          },
+          keep: { type: 'array', items: { type: 'string' } },
+          response: {},
+        },
+      },
+    },
     pages: {
       type: 'object',
       additionalProperties: {

@@ -1,6 +1,7 @@
 /** The shapes of a simulator sidecar (simulator.yaml), as sidecar.ts describes them. */
 import type { JwtTokensConfig } from '../core/jwt-tokens.ts';
 import type { OAuthConfig } from '../core/oauth.ts';
+import type { QueryRule } from '../query-language.ts';
 import type { ListRule, ScrollRule, SearchRule } from '../rules.ts';
 import type { ParentAppend, UniqueRule } from '../store-rules.ts';
 
@@ -125,6 +126,8 @@ export interface Sidecar {
   search?: Record<string, SearchRule>;
   scroll?: Record<string, ScrollRule>;
   pages?: Record<string, ListRule>;
+  /** Per operation, a statement of a SQL-like query language in a query parameter, answered from a resource's records (query-language.ts). */
+  query?: Record<string, QueryRule>;
   pools?: Record<string, unknown[]>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
