@@ -155,6 +155,8 @@ const HELPERS: Record<string, Helper> = {
   array: (...args) => args.filter((a) => a !== undefined),
   /** Current Unix time in seconds (for token expiry). */
   now_unix: () => Math.floor(Date.now() / 1000),
+  /** The current time as ISO 8601 UTC (the end of a time window a request must name). */
+  now_iso: () => new Date().toISOString(),
 };
 
 /** Names of the helpers templates may call. */
