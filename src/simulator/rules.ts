@@ -132,6 +132,20 @@ export interface ListRule {
 }
 
 /** Records of a resource in stored order, rendered on demand. */
+/**
+ * The records a resource's soft_delete marked deleted (an API's deleted-records list): those whose
+ * dotted `field` (the time of the mark) lies between the query parameters `since` and `until`, each
+ * answered as `item` (a template over the record), in `response` ({{records}}, {{since}}, {{until}}, {{count}}).
+ */
+export interface DeletionsRule {
+  resource: string;
+  field: string;
+  since?: string;
+  until?: string;
+  item: unknown;
+  response: unknown;
+}
+
 export interface RecordSource {
   size(): number;
   slice(start: number, end: number): unknown[];

@@ -4,7 +4,7 @@
  */
 import type { Json, Operation } from '../description.ts';
 import { answerQuery, type QueryRule } from '../query-language.ts';
-import { listPage, readPath, RuleError, Scroll, search, type RecordSource } from '../rules.ts';
+import { fill, listPage, readPath, RuleError, Scroll, search, type DeletionsRule, type RecordSource } from '../rules.ts';
 import type { SimResponse } from '../sim-server.ts';
 import type { ErrorAnswers } from './errors.ts';
 import type { RecordRules } from './records.ts';
@@ -70,6 +70,11 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
       if (!resources.has(name) && options.sources?.[name] === undefined)
         throw new Error(`simulator sidecar: query.${key}.resources: the description has no resource ${name}`);
   }
+  for (const [key, rule] of Object.entries(sidecar.deletions ?? {})) {
+    if (!d.operations.some((o) => o.key === key)) throw new Error(`simulator sidecar: deletions: the description has no operation ${key}`);
+    if (sidecar.resources?.[rule.resource]?.soft_delete === undefined)
+      throw new Error(`simulator sidecar: deletions.${key}: resources.${rule.resource} declares no soft_delete (deleted records would not be kept)`);
+  }
   const scrolls = new Map(Object.entries(sidecar.scroll ?? {}).map(([key, rule]) => [key, new Scroll(rule)]));
   const byRule = (op: Operation, query: Json, body: Json, link: RuleLink, pathParams: Record<string, string> = {}): SimResponse | undefined => {
     const queryRule = queries.get(op.key);
@@ -86,6 +91,8 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
         });
         return { status: op.successStatus, json };
       }
+      const deletions = sidecar.deletions?.[op.key];
+      if (deletions !== undefined) return { status: op.successStatus, json: deletionsAnswer(deletions, query) };
       if (searchRule !== undefined) {
         const src = sourceOf(searchRule.resource);
         return { status: op.successStatus, json: search(searchRule, src.slice(0, src.size()), body, pathParams) };
@@ -113,6 +120,16 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
       throw e;
     }
     return undefined;
+  };
+  /** The records a DELETE soft-deleted (soft_delete), marked in the window the query's since/until params give, each as `item`. */
+  const deletionsAnswer = (rule: DeletionsRule, query: Json): unknown => {
+    const r = resources.get(rule.resource);
+    const [since, until] = [rule.since, rule.until].map((p) => (p === undefined ? undefined : query[p]));
+    const at = (x: Json): number => Date.parse(String(readPath(x, rule.field)));
+    const within = (x: Json): boolean =>
+      (since === undefined || at(x) >= Date.parse(String(since))) && (until === undefined || at(x) <= Date.parse(String(until)));
+    const gone = [...(r?.records.values() ?? [])].map((x) => x.record).filter((x) => r !== undefined && softDeleted(r, x) && within(x));
+    return fill(rule.response, { records: gone.map((x) => fill(rule.item, x)), since, until, count: gone.length });
   };
   const closeScrolls = (): void => {
     for (const sc of scrolls.values()) sc.close();

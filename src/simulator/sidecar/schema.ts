@@ -350,6 +350,15 @@ export const SIDECAR_SCHEMA = {
         },
       },
     },
+    deletions: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['resource', 'field', 'item', 'response'],
+        properties: { resource: { type: 'string' }, field: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, item: {}, response: {} },
+      },
+    },
     query: {
       type: 'object',
       additionalProperties: {

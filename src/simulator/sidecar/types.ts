@@ -2,7 +2,7 @@
 import type { JwtTokensConfig } from '../core/jwt-tokens.ts';
 import type { OAuthConfig } from '../core/oauth.ts';
 import type { QueryRule } from '../query-language.ts';
-import type { ListRule, ScrollRule, SearchRule } from '../rules.ts';
+import type { DeletionsRule, ListRule, ScrollRule, SearchRule } from '../rules.ts';
 import type { ParentAppend, UniqueRule } from '../store-rules.ts';
 
 export interface ErrorOverride {
@@ -128,6 +128,8 @@ export interface Sidecar {
   pages?: Record<string, ListRule>;
   /** Per operation, a statement of a SQL-like query language in a query parameter, answered from a resource's records (query-language.ts). */
   query?: Record<string, QueryRule>;
+  /** Per operation, the records soft_delete marked in a time window (rules.ts). */
+  deletions?: Record<string, DeletionsRule>;
   pools?: Record<string, unknown[]>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };

@@ -1,0 +1,88 @@
+/**
+ * The sidecar's `deletions` rules and `query` rules over HTTP, on a small description of our own:
+ * a DELETE that soft_delete keeps is listed by the deleted-records operation inside its time
+ * window (each record as the rule's item), and is gone from the query language's answers.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Description, parseSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
+
+type Rec = Record<string, unknown>;
+
+const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+const DOC = {
+  openapi: '3.0.3',
+  info: { title: 'Deletions (test)', version: '1' },
+  paths: {
+    '/things': {
+      post: { requestBody: json({ type: 'object' }), responses: { '201': { description: 'ok', ...json({ $ref: '#/components/schemas/Thing' }) } } },
+    },
+    '/things/{Id}': {
+      parameters: [{ name: 'Id', in: 'path', required: true, schema: { type: 'string' } }],
+      get: { responses: { '200': { description: 'ok', ...json({ $ref: '#/components/schemas/Thing' }) } } },
+      delete: { responses: { '204': { description: 'gone' } } },
+    },
+    '/things/deleted': {
+      get: {
+        parameters: ['start', 'end'].map((name) => ({ name, in: 'query', required: true, schema: { type: 'string' } })),
+        responses: { '200': { description: 'ok', ...json({ type: 'object' }) } },
+      },
+    },
+    '/query': {
+      get: {
+        parameters: [{ name: 'q', in: 'query', required: true, schema: { type: 'string' } }],
+        responses: { '200': { description: 'ok', ...json({ type: 'object' }) } },
+      },
+    },
+  },
+  components: {
+    schemas: {
+      Thing: { type: 'object', properties: { Id: { type: 'string' }, Name: { type: 'string' }, IsDeleted: { type: 'boolean' }, Modstamp: { type: 'string' } } },
+    },
+  },
+};
+const SIDECAR = `
+resources:
+  things:
+    id_field: Id
+    records: 3
+    timestamps: { created: Modstamp, updated: Modstamp }
+    soft_delete: { field: IsDeleted }
+    template: { Id: "{{id}}", Name: "Thing {{n}}" }
+deletions:
+  "GET /things/deleted": { resource: things, field: Modstamp, since: start, until: end, item: { id: "{{Id}}", deletedDate: "{{Modstamp}}" }, response: { deletedRecords: "{{records}}", latestDateCovered: "{{until}}" } }
+query:
+  "GET /query": { param: q, resources: { Thing: things }, page_size: 100, response: { totalSize: "{{total}}", records: "{{records}}" } }
+`;
+
+let sim: OpenApiSimulator;
+beforeAll(async () => {
+  sim = await startOpenApiSimulator({ description: new Description(DOC), sidecar: parseSidecar(SIDECAR), rateLimit: false });
+});
+afterAll(() => sim.close());
+beforeEach(() => sim.reset());
+
+const get = async (path: string): Promise<Rec> => (await (await fetch(`${sim.url}${path}`, { headers: { authorization: 'Bearer t' } })).json()) as Rec;
+
+describe('deletions rules', () => {
+  it("lists the records a DELETE marked, inside the window, as the rule's item; the query no longer finds them", async () => {
+    const ids = ((await get('/query?q=SELECT+Id+FROM+Thing'))['records'] as Rec[]).map((r) => r['Id'] as string);
+    expect(ids).toHaveLength(3);
+    const before = new Date(Date.now() - 1000).toISOString();
+    const gone = await fetch(`${sim.url}/things/${ids[1]}`, { method: 'DELETE', headers: { authorization: 'Bearer t' } });
+    expect(gone.status).toBe(204);
+    const end = new Date(Date.now() + 1000).toISOString();
+    const deleted = await get(`/things/deleted?start=${before}&end=${end}`);
+    expect(deleted['latestDateCovered']).toBe(end);
+    expect(deleted['deletedRecords']).toEqual([{ id: ids[1], deletedDate: expect.any(String) }]);
+    // Outside the window (before the delete): none.
+    expect((await get(`/things/deleted?start=2020-01-01T00:00:00Z&end=${before}`))['deletedRecords']).toEqual([]);
+    const left = await get('/query?q=SELECT+Id,+Name+FROM+Thing+WHERE+IsDeleted+=+false');
+    expect(left['totalSize']).toBe(2);
+    expect((left['records'] as Rec[]).map((r) => r['Id'])).toEqual([ids[0], ids[2]]);
+  });
+
+  it('refuses a rule over a resource that keeps no deleted records', async () => {
+    const sidecar = parseSidecar(SIDECAR.replace('    soft_delete: { field: IsDeleted }\n', ''));
+    await expect(startOpenApiSimulator({ description: new Description(DOC), sidecar })).rejects.toThrow(/declares no soft_delete/);
+  });
+});
