@@ -1,7 +1,8 @@
 /**
  * The sidecar's `deletions` rules and `query` rules over HTTP, on a small description of our own:
  * a DELETE that soft_delete keeps is listed by the deleted-records operation inside its time
- * window (each record as the rule's item), and is gone from the query language's answers.
+ * window (each record as the rule's item), and is gone from the query language's answers; a seed may
+ * set the mark (a record deleted before the simulator started).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Description, parseSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
@@ -44,10 +45,11 @@ const SIDECAR = `
 resources:
   things:
     id_field: Id
-    records: 3
+    records: 4
     timestamps: { created: Modstamp, updated: Modstamp }
     soft_delete: { field: IsDeleted }
     template: { Id: "{{id}}", Name: "Thing {{n}}" }
+    seed: [{}, {}, {}, { Name: Gone before, IsDeleted: true }]
 deletions:
   "GET /things/deleted": { resource: things, field: Modstamp, since: start, until: end, item: { id: "{{Id}}", deletedDate: "{{Modstamp}}" }, response: { deletedRecords: "{{records}}", latestDateCovered: "{{until}}" } }
 query:
@@ -74,8 +76,9 @@ describe('deletions rules', () => {
     const deleted = await get(`/things/deleted?start=${before}&end=${end}`);
     expect(deleted['latestDateCovered']).toBe(end);
     expect(deleted['deletedRecords']).toEqual([{ id: ids[1], deletedDate: expect.any(String) }]);
-    // Outside the window (before the delete): none.
-    expect((await get(`/things/deleted?start=2020-01-01T00:00:00Z&end=${before}`))['deletedRecords']).toEqual([]);
+    // Before the delete: only the record seeded deleted (stamped at the seed time).
+    const earlier = (await get(`/things/deleted?start=2020-01-01T00:00:00Z&end=${before}`))['deletedRecords'] as Rec[];
+    expect(earlier).toEqual([{ id: expect.not.stringMatching(ids[1]!), deletedDate: '2026-01-01T00:03:00.000Z' }]);
     const left = await get('/query?q=SELECT+Id,+Name+FROM+Thing+WHERE+IsDeleted+=+false');
     expect(left['totalSize']).toBe(2);
     expect((left['records'] as Rec[]).map((r) => r['Id'])).toEqual([ids[0], ids[2]]);
