@@ -245,7 +245,14 @@ for (const [name, o] of Object.entries(OBJECTS)) {
   schemas[name] = { type: 'object', required: ['Id'], properties };
   schemas[`${name}Write`] = { type: 'object', additionalProperties: false, properties: writable };
   schemas[`${name}Create`] = { allOf: [ref(`${name}Write`)], required: o.required };
-  const idParam = { name: 'id', in: 'path', required: true, description: `The record's id (${o.prefix}...)`, schema: { ...ID } };
+  // A path takes the 15-character id as well as the 18-character one.
+  const idParam = {
+    name: 'id',
+    in: 'path',
+    required: true,
+    description: `The record's id (${o.prefix}...), 18 or 15 characters`,
+    schema: { type: 'string', pattern: '^[a-zA-Z0-9]{15}([a-zA-Z0-9]{3})?$' },
+  };
   if (o.readOnly) {
     paths[`${V}/sobjects/${name}/{id}`] = {
       get: {
