@@ -18,7 +18,15 @@ const V = '/services/data/v66.0';
 
 // Field tables: name → [type, writable?]. Types: id (an 18-char id), ref (an id of another
 // record), s (text), n (number), i (integer), b (boolean), dt (date-time), d (date), p (picklist: text).
-const AUDIT = { IsDeleted: ['b'], OwnerId: ['ref', true], CreatedDate: ['dt'], CreatedById: ['ref'], LastModifiedDate: ['dt'], LastModifiedById: ['ref'], SystemModstamp: ['dt'] };
+const AUDIT = {
+  IsDeleted: ['b'],
+  OwnerId: ['ref', true],
+  CreatedDate: ['dt'],
+  CreatedById: ['ref'],
+  LastModifiedDate: ['dt'],
+  LastModifiedById: ['ref'],
+  SystemModstamp: ['dt'],
+};
 const address = (prefix) => Object.fromEntries(['Street', 'City', 'State', 'PostalCode', 'Country'].map((f) => [`${prefix}${f}`, ['s', true]]));
 const OBJECTS = {
   Account: {
@@ -217,7 +225,10 @@ const schemas = {
       totalSize: { type: 'integer' },
       done: { type: 'boolean' },
       nextRecordsUrl: { type: 'string', description: 'The next batch: /services/data/vXX.X/query/<queryLocator>, absent when done' },
-      records: { type: 'array', items: { type: 'object', required: ['attributes'], properties: { attributes: ref('Attributes') }, additionalProperties: true } },
+      records: {
+        type: 'array',
+        items: { type: 'object', required: ['attributes'], properties: { attributes: ref('Attributes') }, additionalProperties: true },
+      },
     },
   },
   DeletedResult: {
@@ -311,7 +322,12 @@ paths[`${V}/query`] = {
     summary: 'Run a SOQL query: the first batch, and nextRecordsUrl while more remain',
     parameters: [
       { name: 'q', in: 'query', required: true, description: 'A SOQL statement', schema: { type: 'string' } },
-      { name: 'Sforce-Query-Options', in: 'header', description: 'batchSize=<200..2000>: records per batch', schema: { type: 'string', pattern: '^batchSize=\\d+$' } },
+      {
+        name: 'Sforce-Query-Options',
+        in: 'header',
+        description: 'batchSize=<200..2000>: records per batch',
+        schema: { type: 'string', pattern: '^batchSize=\\d+$' },
+      },
     ],
     responses: { 200: json(ref('QueryResult')), ...errors },
   },
@@ -346,7 +362,7 @@ const doc = {
     description:
       "Accounts, contacts, leads, opportunities and cases through SOQL queries and sObject rows, deleted records, the org and its limits. Derived by Switchboard (connectors/salesforce/derive.mjs) from Salesforce's REST API Developer Guide and Object Reference; not Salesforce's file.",
     license: { name: "MIT (Switchboard's derivation)" },
-    'x-derived-from': "Salesforce REST API Developer Guide v66.0 and Object Reference (standard fields); jsforce@3 (MIT) for result shapes",
+    'x-derived-from': 'Salesforce REST API Developer Guide v66.0 and Object Reference (standard fields); jsforce@3 (MIT) for result shapes',
   },
   servers: [{ url: 'https://{instance}.my.salesforce.com', variables: { instance: { default: 'MyDomainName', description: "The org's My Domain" } } }],
   security: [{ oauth2: ['api'] }],
