@@ -3,7 +3,7 @@
  * SQL-like query language, answered from a resource's records:
  *
  *   SELECT <fields | *> FROM <Name> [WHERE <field> <op> <value> [AND ...]]
- *     [ORDER BY <field> [ASC|DESC] [, ...]] [LIMIT n] [OFFSET n] [STARTPOSITION n] [MAXRESULTS n]
+ *     [ORDER BY|ORDERBY <field> [ASC|DESC] [, ...]] [LIMIT n] [OFFSET n] [STARTPOSITION n] [MAXRESULTS n]
  *
  * Keywords and field names are case-insensitive, fields may be dotted (`Metadata.LastUpdatedTime`),
  * operators are = != <> < > <= >= LIKE (% and _ wildcards) IN (...) NOT IN (...), values quoted
@@ -130,8 +130,8 @@ export function parseStatement(text: string): Statement {
       st.where.push({ field, op, value: v });
     } while (is('AND'));
   }
-  if (eat('ORDER')) {
-    take('BY');
+  // ORDER BY, or ORDERBY as one word.
+  if (eat('ORDERBY') || (eat('ORDER') && take('BY'))) {
     do {
       const field = name();
       const desc = eat('DESC');
