@@ -107,6 +107,7 @@ export const SIDECAR_SCHEMA = {
         token_response: { type: 'object' },
         deny_description: { type: 'boolean' },
         default_scope: { type: 'string' },
+        callback_params: { type: 'object', additionalProperties: { type: 'string' } },
         token_prefix: { type: 'string' },
         expires_in: { type: 'integer', minimum: 1 },
         refresh_tokens: { type: 'boolean' },
