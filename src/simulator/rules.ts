@@ -146,6 +146,21 @@ export interface DeletionsRule {
   response: unknown;
 }
 
+/**
+ * A change feed over several resources (a change-data-capture operation): the names a query
+ * parameter lists (comma-separated), each answered as `group` ({{name}}, {{records}}, {{count}}) with
+ * its resource's records, soft-deleted ones included as stored, whose dotted `field` is after the
+ * `since` parameter's time; `response` holds {{groups}} and {{now}}.
+ */
+export interface ChangedRule {
+  names: string;
+  since: string;
+  resources: Record<string, string>;
+  field: string;
+  group: unknown;
+  response: unknown;
+}
+
 export interface RecordSource {
   size(): number;
   slice(start: number, end: number): unknown[];

@@ -1,8 +1,9 @@
 /**
- * The sidecar's `deletions` rules and `query` rules over HTTP, on a small description of our own:
+ * The sidecar's `deletions`, `changed` and `query` rules over HTTP, on a small description of our own:
  * a DELETE that soft_delete keeps is listed by the deleted-records operation inside its time
  * window (each record as the rule's item), and is gone from the query language's answers; a seed may
- * set the mark (a record deleted before the simulator started).
+ * set the mark (a record deleted before the simulator started). A change feed (`changed`) answers
+ * each named resource's records changed since a time, deleted ones included.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Description, parseSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
@@ -25,6 +26,12 @@ const DOC = {
     '/things/deleted': {
       get: {
         parameters: ['start', 'end'].map((name) => ({ name, in: 'query', required: true, schema: { type: 'string' } })),
+        responses: { '200': { description: 'ok', ...json({ type: 'object' }) } },
+      },
+    },
+    '/changes': {
+      get: {
+        parameters: ['entities', 'changedSince'].map((name) => ({ name, in: 'query', required: true, schema: { type: 'string' } })),
         responses: { '200': { description: 'ok', ...json({ type: 'object' }) } },
       },
     },
@@ -52,6 +59,8 @@ resources:
     seed: [{}, {}, {}, { Name: Gone before, IsDeleted: true }]
 deletions:
   "GET /things/deleted": { resource: things, field: Modstamp, since: start, until: end, item: { id: "{{Id}}", deletedDate: "{{Modstamp}}" }, response: { deletedRecords: "{{records}}", latestDateCovered: "{{until}}" } }
+changed:
+  "GET /changes": { names: entities, since: changedSince, resources: { Thing: things }, field: Modstamp, group: { "{{name}}": "{{records}}", count: "{{count}}" }, response: { Feed: [{ Groups: "{{groups}}" }] } }
 query:
   "GET /query": { param: q, resources: { Thing: things }, page_size: 100, response: { totalSize: "{{total}}", records: "{{records}}" } }
 `;
@@ -65,7 +74,7 @@ beforeEach(() => sim.reset());
 
 const get = async (path: string): Promise<Rec> => (await (await fetch(`${sim.url}${path}`, { headers: { authorization: 'Bearer t' } })).json()) as Rec;
 
-describe('deletions rules', () => {
+describe('deletions and changed rules', () => {
   it("lists the records a DELETE marked, inside the window, as the rule's item; the query no longer finds them", async () => {
     const ids = ((await get('/query?q=SELECT+Id+FROM+Thing'))['records'] as Rec[]).map((r) => r['Id'] as string);
     expect(ids).toHaveLength(3);
@@ -82,6 +91,25 @@ describe('deletions rules', () => {
     const left = await get('/query?q=SELECT+Id,+Name+FROM+Thing+WHERE+IsDeleted+=+false');
     expect(left['totalSize']).toBe(2);
     expect((left['records'] as Rec[]).map((r) => r['Id'])).toEqual([ids[0], ids[2]]);
+  });
+
+  it("a change feed answers each named resource's records changed since a time, the deleted ones as marked", async () => {
+    // (The store outlives reset(): records the test above changed may be in the feed too.)
+    const [renamed, deleted] = ((await get('/query?q=SELECT+Id+FROM+Thing'))['records'] as Rec[]).map((r) => r['Id'] as string);
+    const before = new Date(Date.now() - 1000).toISOString();
+    sim.updateRecord('things', renamed!, { Name: 'Renamed' });
+    await fetch(`${sim.url}/things/${deleted}`, { method: 'DELETE', headers: { authorization: 'Bearer t' } });
+    const feed = await get(`/changes?entities=thing&changedSince=${before}`);
+    const group = ((feed['Feed'] as Rec[])[0]!['Groups'] as Rec[])[0]!;
+    const mine = (group['Thing'] as Rec[]).filter((r) => r['Id'] === renamed || r['Id'] === deleted);
+    expect(mine.map((r) => [r['Id'], r['Name'], r['IsDeleted']])).toEqual([
+      [renamed, 'Renamed', false],
+      [deleted, expect.stringMatching(/^Thing /), true],
+    ]);
+    expect(group['count']).toBe((group['Thing'] as Rec[]).length);
+    expect((await get('/changes?entities=Thing&changedSince=2100-01-01T00:00:00Z'))['Feed']).toEqual([{ Groups: [{ Thing: [], count: 0 }] }]);
+    const refused = await fetch(`${sim.url}/changes?entities=Widget&changedSince=${before}`, { headers: { authorization: 'Bearer t' } });
+    expect(refused.status).toBe(400);
   });
 
   it('refuses a rule over a resource that keeps no deleted records', async () => {

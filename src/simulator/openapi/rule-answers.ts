@@ -4,7 +4,7 @@
  */
 import type { Json, Operation } from '../description.ts';
 import { answerQuery, type QueryRule } from '../query-language.ts';
-import { fill, listPage, readPath, RuleError, Scroll, search, type DeletionsRule, type RecordSource } from '../rules.ts';
+import { fill, listPage, readPath, RuleError, Scroll, search, type ChangedRule, type DeletionsRule, type RecordSource } from '../rules.ts';
 import type { SimResponse } from '../sim-server.ts';
 import type { ErrorAnswers } from './errors.ts';
 import type { RecordRules } from './records.ts';
@@ -70,6 +70,11 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
       if (!resources.has(name) && options.sources?.[name] === undefined)
         throw new Error(`simulator sidecar: query.${key}.resources: the description has no resource ${name}`);
   }
+  for (const [key, rule] of Object.entries(sidecar.changed ?? {})) {
+    if (!d.operations.some((o) => o.key === key)) throw new Error(`simulator sidecar: changed: the description has no operation ${key}`);
+    for (const name of Object.values(rule.resources))
+      if (!resources.has(name)) throw new Error(`simulator sidecar: changed.${key}.resources: the description has no resource ${name}`);
+  }
   for (const [key, rule] of Object.entries(sidecar.deletions ?? {})) {
     if (!d.operations.some((o) => o.key === key)) throw new Error(`simulator sidecar: deletions: the description has no operation ${key}`);
     if (sidecar.resources?.[rule.resource]?.soft_delete === undefined)
@@ -91,6 +96,8 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
         });
         return { status: op.successStatus, json };
       }
+      const changed = sidecar.changed?.[op.key];
+      if (changed !== undefined) return { status: op.successStatus, json: changedAnswer(changed, query) };
       const deletions = sidecar.deletions?.[op.key];
       if (deletions !== undefined) return { status: op.successStatus, json: deletionsAnswer(deletions, query) };
       if (searchRule !== undefined) {
@@ -130,6 +137,23 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
       (since === undefined || at(x) >= Date.parse(String(since))) && (until === undefined || at(x) <= Date.parse(String(until)));
     const gone = [...(r?.records.values() ?? [])].map((x) => x.record).filter((x) => r !== undefined && softDeleted(r, x) && within(x));
     return fill(rule.response, { records: gone.map((x) => fill(rule.item, x)), since, until, count: gone.length });
+  };
+  /** The records of each resource the names parameter lists changed after `since` (soft-deleted ones as stored). */
+  const changedAnswer = (rule: ChangedRule, query: Json): unknown => {
+    const since = Date.parse(String(query[rule.since]));
+    if (Number.isNaN(since)) throw new RuleError('invalid', `${rule.since} must be a date-time`, rule.since);
+    const asked = String(query[rule.names] ?? '')
+      .split(',')
+      .map((n) => n.trim())
+      .filter((n) => n !== '');
+    const groups = asked.map((n) => {
+      const name = Object.keys(rule.resources).find((k) => k.toLowerCase() === n.toLowerCase());
+      if (name === undefined) throw new RuleError('invalid', `${rule.names}: no such entity ${n}`, rule.names);
+      const r = resources.get(rule.resources[name]!);
+      const records = [...(r?.records.values() ?? [])].map((x) => x.record).filter((x) => Date.parse(String(readPath(x, rule.field))) > since);
+      return fill(rule.group, { name, records, count: records.length });
+    });
+    return fill(rule.response, { groups, now: new Date().toISOString() });
   };
   const closeScrolls = (): void => {
     for (const sc of scrolls.values()) sc.close();

@@ -351,6 +351,22 @@ export const SIDECAR_SCHEMA = {
         },
       },
     },
+    changed: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['names', 'since', 'resources', 'field', 'group', 'response'],
+        properties: {
+          names: { type: 'string' },
+          since: { type: 'string' },
+          resources: { type: 'object', additionalProperties: { type: 'string' } },
+          field: { type: 'string' },
+          group: {},
+          response: {},
+        },
+      },
+    },
     deletions: {
       type: 'object',
       additionalProperties: {

@@ -2,7 +2,7 @@
 import type { JwtTokensConfig } from '../core/jwt-tokens.ts';
 import type { OAuthConfig } from '../core/oauth.ts';
 import type { QueryRule } from '../query-language.ts';
-import type { DeletionsRule, ListRule, ScrollRule, SearchRule } from '../rules.ts';
+import type { ChangedRule, DeletionsRule, ListRule, ScrollRule, SearchRule } from '../rules.ts';
 import type { ParentAppend, UniqueRule } from '../store-rules.ts';
 
 export interface ErrorOverride {
@@ -130,6 +130,8 @@ export interface Sidecar {
   query?: Record<string, QueryRule>;
   /** Per operation, the records soft_delete marked in a time window (rules.ts). */
   deletions?: Record<string, DeletionsRule>;
+  /** Per operation, the records of several resources changed since a time (a change-data-capture feed, rules.ts). */
+  changed?: Record<string, ChangedRule>;
   pools?: Record<string, unknown[]>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
