@@ -77,6 +77,12 @@ const HELPERS: Record<string, Helper> = {
     }
   },
   /** A copy of an object without the named keys. */
+  /** Objects merged left to right, later keys winning (a record's fields beside its id and version); non-objects are skipped, undefined values dropped. */
+  merge: (...objs) => {
+    const out: Record<string, unknown> = {};
+    for (const o of objs) if (o !== null && typeof o === 'object' && !Array.isArray(o)) for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+    return out;
+  },
   omit: (obj, ...keys) => {
     if (obj === null || typeof obj !== 'object') return obj;
     const drop = new Set(keys.filter((k): k is string => typeof k === 'string'));

@@ -70,6 +70,20 @@ describe('last', () => {
   });
 });
 
+describe('merge', () => {
+  it('merges objects left to right, later keys winning, skipping non-objects and undefined values', () => {
+    const t = compileTemplate("{{merge params.fields (object 'Id' params.id 'SyncToken' params.sync_token 'sparse' true)}}");
+    expect(t.render({ params: { fields: { DisplayName: 'Ada', Id: 'x' }, id: '58', sync_token: '2' } })).toEqual({
+      DisplayName: 'Ada',
+      Id: '58',
+      SyncToken: '2',
+      sparse: true,
+    });
+    expect(t.render({ params: { id: '58' } })).toEqual({ Id: '58', sparse: true });
+    expect(compileTemplate('{{merge body.a body.list body.b}}').render({ body: { a: { x: 1 }, list: [1], b: 'text' } })).toEqual({ x: 1 });
+  });
+});
+
 describe('now_iso', () => {
   it('is the current time in ISO 8601 UTC, a default for the end of a window', () => {
     const before = Date.now();
