@@ -201,6 +201,32 @@ paths['/v3/company/{realmId}/companyinfo/{id}'] = {
     responses: { 200: json(obj({ CompanyInfo: ref('CompanyInfo'), time: s }, { required: ['CompanyInfo'] })), ...errors },
   },
 };
+paths['/v3/company/{realmId}/preferences'] = {
+  get: {
+    operationId: 'readPreferences',
+    summary: "The company's preferences (accounting, sales forms, currencies...)",
+    parameters: [realm, minor],
+    responses: {
+      200: json(
+        obj(
+          {
+            Preferences: obj({
+              Id: s,
+              SyncToken: s,
+              AccountingInfoPrefs: obj({ FiscalYearStartMonth: s, UseAccountNumbers: b }),
+              SalesFormsPrefs: obj({ AllowDiscount: b, DefaultTerms: Ref, CustomTxnNumbers: b }),
+              CurrencyPrefs: obj({ MultiCurrencyEnabled: b, HomeCurrency: Ref }),
+              MetaData,
+            }),
+            time: { type: 'string', format: 'date-time' },
+          },
+          { required: ['Preferences'] },
+        ),
+      ),
+      ...errors,
+    },
+  },
+};
 paths['/v3/company/{realmId}/query'] = {
   get: {
     operationId: 'query',
