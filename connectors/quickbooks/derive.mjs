@@ -23,7 +23,13 @@ const Email = obj({ Address: s });
 const Phone = obj({ FreeFormNumber: s });
 const Address = obj({ Id: s, Line1: s, Line2: s, City: s, CountrySubDivisionCode: s, PostalCode: s, Country: s });
 const MetaData = obj({ CreateTime: { type: 'string', format: 'date-time' }, LastUpdatedTime: { type: 'string', format: 'date-time' } });
-const COMMON = { Id: { type: 'string', pattern: '^[0-9]+$', example: '58' }, SyncToken: { type: 'string', pattern: '^[0-9]+$' }, domain: s, sparse: b, MetaData };
+const COMMON = {
+  Id: { type: 'string', pattern: '^[0-9]+$', example: '58' },
+  SyncToken: { type: 'string', pattern: '^[0-9]+$' },
+  domain: s,
+  sparse: b,
+  MetaData,
+};
 const SalesLine = obj({
   Id: s,
   LineNum: { type: 'integer' },
@@ -146,8 +152,17 @@ const Fault = obj(
   },
   { required: ['Fault'] },
 );
-const errors = { 400: json(ref('Fault'), 'A validation or business rule fault'), 401: json(ref('Fault'), 'An expired or refused token'), 429: json(ref('Fault'), 'Throttled') };
-const minor = { name: 'minorversion', in: 'query', description: 'The minor version of the API (75: every field used here)', schema: { type: 'integer', minimum: 1, maximum: 75 } };
+const errors = {
+  400: json(ref('Fault'), 'A validation or business rule fault'),
+  401: json(ref('Fault'), 'An expired or refused token'),
+  429: json(ref('Fault'), 'Throttled'),
+};
+const minor = {
+  name: 'minorversion',
+  in: 'query',
+  description: 'The minor version of the API (75: every field used here)',
+  schema: { type: 'integer', minimum: 1, maximum: 75 },
+};
 const realm = { name: 'realmId', in: 'path', required: true, description: 'The company (realm) id', schema: { type: 'string', pattern: '^[0-9]+$' } };
 
 const schemas = { Fault, Ref };
@@ -230,7 +245,7 @@ paths['/v3/company/{realmId}/preferences'] = {
 paths['/v3/company/{realmId}/query'] = {
   get: {
     operationId: 'query',
-    summary: "Run a query statement: select * from <Entity> [where ...] [orderby ...] [startposition n] [maxresults n] (at most 1,000)",
+    summary: 'Run a query statement: select * from <Entity> [where ...] [orderby ...] [startposition n] [maxresults n] (at most 1,000)',
     parameters: [realm, { name: 'query', in: 'query', required: true, schema: s }, minor],
     responses: {
       200: json(
