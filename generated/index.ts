@@ -29,6 +29,7 @@ import type * as notion from './notion/types.ts';
 import type * as okta from './okta/types.ts';
 import type * as outlook from './outlook/types.ts';
 import type * as pipedrive from './pipedrive/types.ts';
+import type * as quickbooks from './quickbooks/types.ts';
 import type * as salesforce from './salesforce/types.ts';
 import type * as sendgrid from './sendgrid/types.ts';
 import type * as shopify from './shopify/types.ts';
@@ -69,6 +70,7 @@ export interface ConnectorTypes {
   okta: { actions: okta.OktaActions; credentials: okta.OktaCredentials; search: okta.OktaSearch; check: okta.OktaCheckInfo };
   outlook: { actions: outlook.OutlookActions; credentials: outlook.OutlookCredentials; search: outlook.OutlookSearch; check: outlook.OutlookCheckInfo };
   pipedrive: { actions: pipedrive.PipedriveActions; credentials: pipedrive.PipedriveCredentials; search: pipedrive.PipedriveSearch; check: pipedrive.PipedriveCheckInfo };
+  quickbooks: { actions: quickbooks.QuickbooksActions; credentials: quickbooks.QuickbooksCredentials; search: quickbooks.QuickbooksSearch; check: quickbooks.QuickbooksCheckInfo };
   salesforce: { actions: salesforce.SalesforceActions; credentials: salesforce.SalesforceCredentials; search: salesforce.SalesforceSearch; check: salesforce.SalesforceCheckInfo };
   sendgrid: { actions: sendgrid.SendgridActions; credentials: sendgrid.SendgridCredentials; search: sendgrid.SendgridSearch; check: sendgrid.SendgridCheckInfo };
   shopify: { actions: shopify.ShopifyActions; credentials: shopify.ShopifyCredentials; search: shopify.ShopifySearch; check: shopify.ShopifyCheckInfo };
@@ -80,7 +82,7 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'salesforce', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['apollo', 'asana', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'docusign', 'figma', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'monday', 'notion', 'okta', 'outlook', 'pipedrive', 'quickbooks', 'salesforce', 'sendgrid', 'shopify', 'slack', 'stripe', 'trello', 'zendesk', 'zoom'] as const;
 
 export type * as apollo from './apollo/types.ts';
 export type * as asana from './asana/types.ts';
@@ -111,6 +113,7 @@ export type * as notion from './notion/types.ts';
 export type * as okta from './okta/types.ts';
 export type * as outlook from './outlook/types.ts';
 export type * as pipedrive from './pipedrive/types.ts';
+export type * as quickbooks from './quickbooks/types.ts';
 export type * as salesforce from './salesforce/types.ts';
 export type * as sendgrid from './sendgrid/types.ts';
 export type * as shopify from './shopify/types.ts';

@@ -11286,6 +11286,595 @@ export interface components {
             /** @description urn:switchboard:problem:<code> */
             type: string;
         };
+        /** QuickbooksCustomersCreateParams */
+        QuickbooksCustomersCreateParams: {
+            fields: {
+                Active?: boolean;
+                BillAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                CompanyName?: string;
+                CurrencyRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                DisplayName?: string;
+                FamilyName?: string;
+                GivenName?: string;
+                Job?: boolean;
+                MiddleName?: string;
+                Mobile?: {
+                    FreeFormNumber?: string | null;
+                };
+                Notes?: string;
+                ParentRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                PreferredDeliveryMethod?: string;
+                PrimaryEmailAddr?: {
+                    Address?: string | null;
+                };
+                PrimaryPhone?: {
+                    FreeFormNumber?: string | null;
+                };
+                PrintOnCheckName?: string;
+                ShipAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                Suffix?: string;
+                Taxable?: boolean;
+                Title?: string;
+                WebAddr?: {
+                    URI?: string | null;
+                };
+            };
+        };
+        /** QuickbooksCustomersGetParams */
+        QuickbooksCustomersGetParams: {
+            id: string;
+        };
+        /** QuickbooksCustomersListParams */
+        QuickbooksCustomersListParams: {
+            /** @description Records per page (maxresults; default 100) */
+            max_results?: number;
+            /** @description Records to skip (startposition is this plus one) */
+            offset?: number;
+            /**
+             * Format: date-time
+             * @description Records changed after this time (Metadata.LastUpdatedTime)
+             */
+            updated_since?: string;
+        };
+        /** QuickbooksCustomersUpdateParams */
+        QuickbooksCustomersUpdateParams: {
+            fields: {
+                Active?: boolean;
+                BillAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                CompanyName?: string;
+                CurrencyRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                DisplayName?: string;
+                FamilyName?: string;
+                GivenName?: string;
+                Job?: boolean;
+                MiddleName?: string;
+                Mobile?: {
+                    FreeFormNumber?: string | null;
+                };
+                Notes?: string;
+                ParentRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                PreferredDeliveryMethod?: string;
+                PrimaryEmailAddr?: {
+                    Address?: string | null;
+                };
+                PrimaryPhone?: {
+                    FreeFormNumber?: string | null;
+                };
+                PrintOnCheckName?: string;
+                ShipAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                Suffix?: string;
+                Taxable?: boolean;
+                Title?: string;
+                WebAddr?: {
+                    URI?: string | null;
+                };
+            };
+            id: string;
+            /** @description The record's SyncToken as last read (a stale one is refused) */
+            sync_token: string;
+        };
+        /**
+         * QuickbooksExecuteRequest
+         * @description Execute on a QuickBooks Online connector (type quickbooks)
+         */
+        QuickbooksExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "customers";
+            params?: components["schemas"]["QuickbooksCustomersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "customers";
+            params: components["schemas"]["QuickbooksCustomersGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "customers";
+            params: components["schemas"]["QuickbooksCustomersCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "customers";
+            params: components["schemas"]["QuickbooksCustomersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "customers";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "invoices";
+            params?: components["schemas"]["QuickbooksInvoicesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["QuickbooksInvoicesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["QuickbooksInvoicesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["QuickbooksInvoicesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "invoices";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "payments";
+            params?: components["schemas"]["QuickbooksPaymentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "payments";
+            params: components["schemas"]["QuickbooksPaymentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "payments";
+            params: components["schemas"]["QuickbooksPaymentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "payments";
+            params: components["schemas"]["QuickbooksPaymentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "payments";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "items";
+            params?: components["schemas"]["QuickbooksItemsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "items";
+            params: components["schemas"]["QuickbooksItemsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "items";
+            params: components["schemas"]["QuickbooksItemsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "items";
+            params: components["schemas"]["QuickbooksItemsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "items";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** QuickbooksInvoicesCreateParams */
+        QuickbooksInvoicesCreateParams: {
+            fields: {
+                AllowOnlineACHPayment?: boolean;
+                AllowOnlineCreditCardPayment?: boolean;
+                BillAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                BillEmail?: {
+                    Address?: string | null;
+                };
+                CurrencyRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                CustomerMemo?: {
+                    value?: string | null;
+                };
+                CustomerRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                DocNumber?: string;
+                /** Format: date */
+                DueDate?: string;
+                EmailStatus?: string;
+                Line?: {
+                    Amount?: number | null;
+                    Description?: string | null;
+                    /** @enum {string|null} */
+                    DetailType?: "SalesItemLineDetail" | "SubTotalLineDetail" | "DiscountLineDetail" | "DescriptionOnly" | null;
+                    Id?: string | null;
+                    LineNum?: number | null;
+                    SalesItemLineDetail?: {
+                        ItemRef?: {
+                            name?: string | null;
+                            value?: string | null;
+                        } | null;
+                        Qty?: number | null;
+                        /** Format: date */
+                        ServiceDate?: string | null;
+                        TaxCodeRef?: {
+                            name?: string | null;
+                            value?: string | null;
+                        } | null;
+                        UnitPrice?: number | null;
+                    } | null;
+                }[];
+                PrintStatus?: string;
+                PrivateNote?: string;
+                SalesTermRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                ShipAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                /** Format: date */
+                TxnDate?: string;
+            };
+        };
+        /** QuickbooksInvoicesGetParams */
+        QuickbooksInvoicesGetParams: {
+            id: string;
+        };
+        /** QuickbooksInvoicesListParams */
+        QuickbooksInvoicesListParams: {
+            /** @description Records per page (maxresults; default 100) */
+            max_results?: number;
+            /** @description Records to skip (startposition is this plus one) */
+            offset?: number;
+            /**
+             * Format: date-time
+             * @description Records changed after this time (Metadata.LastUpdatedTime)
+             */
+            updated_since?: string;
+        };
+        /** QuickbooksInvoicesUpdateParams */
+        QuickbooksInvoicesUpdateParams: {
+            fields: {
+                AllowOnlineACHPayment?: boolean;
+                AllowOnlineCreditCardPayment?: boolean;
+                BillAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                BillEmail?: {
+                    Address?: string | null;
+                };
+                CurrencyRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                CustomerMemo?: {
+                    value?: string | null;
+                };
+                CustomerRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                DocNumber?: string;
+                /** Format: date */
+                DueDate?: string;
+                EmailStatus?: string;
+                Line?: {
+                    Amount?: number | null;
+                    Description?: string | null;
+                    /** @enum {string|null} */
+                    DetailType?: "SalesItemLineDetail" | "SubTotalLineDetail" | "DiscountLineDetail" | "DescriptionOnly" | null;
+                    Id?: string | null;
+                    LineNum?: number | null;
+                    SalesItemLineDetail?: {
+                        ItemRef?: {
+                            name?: string | null;
+                            value?: string | null;
+                        } | null;
+                        Qty?: number | null;
+                        /** Format: date */
+                        ServiceDate?: string | null;
+                        TaxCodeRef?: {
+                            name?: string | null;
+                            value?: string | null;
+                        } | null;
+                        UnitPrice?: number | null;
+                    } | null;
+                }[];
+                PrintStatus?: string;
+                PrivateNote?: string;
+                SalesTermRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                ShipAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                /** Format: date */
+                TxnDate?: string;
+            };
+            id: string;
+            /** @description The record's SyncToken as last read (a stale one is refused) */
+            sync_token: string;
+        };
+        /** QuickbooksItemsCreateParams */
+        QuickbooksItemsCreateParams: {
+            fields: {
+                Active?: boolean;
+                AssetAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                Description?: string;
+                ExpenseAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                IncomeAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                /** Format: date */
+                InvStartDate?: string;
+                Name?: string;
+                PurchaseCost?: number;
+                PurchaseDesc?: string;
+                QtyOnHand?: number;
+                Sku?: string;
+                Taxable?: boolean;
+                TrackQtyOnHand?: boolean;
+                /** @enum {string} */
+                Type?: "Inventory" | "NonInventory" | "Service" | "Group" | "Category";
+                UnitPrice?: number;
+            };
+        };
+        /** QuickbooksItemsGetParams */
+        QuickbooksItemsGetParams: {
+            id: string;
+        };
+        /** QuickbooksItemsListParams */
+        QuickbooksItemsListParams: {
+            /** @description Records per page (maxresults; default 100) */
+            max_results?: number;
+            /** @description Records to skip (startposition is this plus one) */
+            offset?: number;
+            /**
+             * Format: date-time
+             * @description Records changed after this time (Metadata.LastUpdatedTime)
+             */
+            updated_since?: string;
+        };
+        /** QuickbooksItemsUpdateParams */
+        QuickbooksItemsUpdateParams: {
+            fields: {
+                Active?: boolean;
+                AssetAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                Description?: string;
+                ExpenseAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                IncomeAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                /** Format: date */
+                InvStartDate?: string;
+                Name?: string;
+                PurchaseCost?: number;
+                PurchaseDesc?: string;
+                QtyOnHand?: number;
+                Sku?: string;
+                Taxable?: boolean;
+                TrackQtyOnHand?: boolean;
+                /** @enum {string} */
+                Type?: "Inventory" | "NonInventory" | "Service" | "Group" | "Category";
+                UnitPrice?: number;
+            };
+            id: string;
+            /** @description The record's SyncToken as last read (a stale one is refused) */
+            sync_token: string;
+        };
+        /** QuickbooksPaymentsCreateParams */
+        QuickbooksPaymentsCreateParams: {
+            fields: {
+                CurrencyRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                CustomerRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                DepositToAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                Line?: {
+                    Amount?: number | null;
+                    LinkedTxn?: {
+                        TxnId?: string | null;
+                        TxnType?: string | null;
+                    }[] | null;
+                }[];
+                PaymentMethodRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                PaymentRefNum?: string;
+                PrivateNote?: string;
+                ProcessPayment?: boolean;
+                TotalAmt?: number;
+                /** Format: date */
+                TxnDate?: string;
+            };
+        };
+        /** QuickbooksPaymentsGetParams */
+        QuickbooksPaymentsGetParams: {
+            id: string;
+        };
+        /** QuickbooksPaymentsListParams */
+        QuickbooksPaymentsListParams: {
+            /** @description Records per page (maxresults; default 100) */
+            max_results?: number;
+            /** @description Records to skip (startposition is this plus one) */
+            offset?: number;
+            /**
+             * Format: date-time
+             * @description Records changed after this time (Metadata.LastUpdatedTime)
+             */
+            updated_since?: string;
+        };
+        /** QuickbooksPaymentsUpdateParams */
+        QuickbooksPaymentsUpdateParams: {
+            fields: {
+                CurrencyRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                CustomerRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                DepositToAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                Line?: {
+                    Amount?: number | null;
+                    LinkedTxn?: {
+                        TxnId?: string | null;
+                        TxnType?: string | null;
+                    }[] | null;
+                }[];
+                PaymentMethodRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                PaymentRefNum?: string;
+                PrivateNote?: string;
+                ProcessPayment?: boolean;
+                TotalAmt?: number;
+                /** Format: date */
+                TxnDate?: string;
+            };
+            id: string;
+            /** @description The record's SyncToken as last read (a stale one is refused) */
+            sync_token: string;
+        };
         RevokedAll: {
             revoked: {
                 access_tokens: number;
@@ -17244,7 +17833,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SalesforceExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["QuickbooksExecuteRequest"] | components["schemas"]["SalesforceExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {
