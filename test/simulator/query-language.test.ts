@@ -77,7 +77,10 @@ describe('query rules', () => {
       max_page_size: 1000,
       response: { QueryResponse: { '{{entity}}': '{{records}}', startPosition: '{{start_position}}', maxResults: '{{count}}' } },
     };
-    const answer = run(qbo, { statement: "select * from customer where Metadata.LastUpdatedTime >= '2026-01-02T00:00:00-08:00' orderby Metadata.LastUpdatedTime startposition 2 maxresults 2" });
+    const answer = run(qbo, {
+      statement:
+        "select * from customer where Metadata.LastUpdatedTime >= '2026-01-02T00:00:00-08:00' orderby Metadata.LastUpdatedTime startposition 2 maxresults 2",
+    });
     const response = answer['QueryResponse'] as Json;
     expect(response).toMatchObject({ startPosition: 2, maxResults: 2 });
     expect((response['Customer'] as Json[]).map((r) => r['Id'])).toEqual(['0013', '0014']);
