@@ -37,6 +37,8 @@ import type * as okta from './okta/types.ts';
 import type * as onedrive from './onedrive/types.ts';
 import type * as outlook from './outlook/types.ts';
 import type * as pipedrive from './pipedrive/types.ts';
+import type * as quickbooks from './quickbooks/types.ts';
+import type * as salesforce from './salesforce/types.ts';
 import type * as sendgrid from './sendgrid/types.ts';
 import type * as sharepoint from './sharepoint/types.ts';
 import type * as shopify from './shopify/types.ts';
@@ -88,6 +90,8 @@ export interface ConnectorTypes {
   onedrive: { actions: onedrive.OnedriveActions; credentials: onedrive.OnedriveCredentials; search: onedrive.OnedriveSearch; check: onedrive.OnedriveCheckInfo };
   outlook: { actions: outlook.OutlookActions; credentials: outlook.OutlookCredentials; search: outlook.OutlookSearch; check: outlook.OutlookCheckInfo };
   pipedrive: { actions: pipedrive.PipedriveActions; credentials: pipedrive.PipedriveCredentials; search: pipedrive.PipedriveSearch; check: pipedrive.PipedriveCheckInfo };
+  quickbooks: { actions: quickbooks.QuickbooksActions; credentials: quickbooks.QuickbooksCredentials; search: quickbooks.QuickbooksSearch; check: quickbooks.QuickbooksCheckInfo };
+  salesforce: { actions: salesforce.SalesforceActions; credentials: salesforce.SalesforceCredentials; search: salesforce.SalesforceSearch; check: salesforce.SalesforceCheckInfo };
   sendgrid: { actions: sendgrid.SendgridActions; credentials: sendgrid.SendgridCredentials; search: sendgrid.SendgridSearch; check: sendgrid.SendgridCheckInfo };
   sharepoint: { actions: sharepoint.SharepointActions; credentials: sharepoint.SharepointCredentials; search: sharepoint.SharepointSearch; check: sharepoint.SharepointCheckInfo };
   shopify: { actions: shopify.ShopifyActions; credentials: shopify.ShopifyCredentials; search: shopify.ShopifySearch; check: shopify.ShopifyCheckInfo };
@@ -102,7 +106,7 @@ export interface ConnectorTypes {
 }
 
 /** Names of the connector types. */
-export const CONNECTOR_TYPES = ['airtable', 'apollo', 'asana', 'attio', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'discord', 'docusign', 'dropbox', 'figma', 'freshbooks', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_docs', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'microsoft_teams', 'monday', 'notion', 'okta', 'onedrive', 'outlook', 'pipedrive', 'sendgrid', 'sharepoint', 'shopify', 'slack', 'stripe', 'todoist', 'trello', 'typeform', 'zendesk', 'zoho_crm', 'zoom'] as const;
+export const CONNECTOR_TYPES = ['airtable', 'apollo', 'asana', 'attio', 'bamboohr', 'bitbucket', 'calendly', 'clickup', 'close', 'confluence', 'discord', 'docusign', 'dropbox', 'figma', 'freshbooks', 'github', 'gitlab', 'gmail', 'gong', 'google_calendar', 'google_docs', 'google_drive', 'google_sheets', 'granola', 'hubspot', 'intercom', 'jira', 'klaviyo', 'lever', 'linear', 'microsoft_teams', 'monday', 'notion', 'okta', 'onedrive', 'outlook', 'pipedrive', 'quickbooks', 'salesforce', 'sendgrid', 'sharepoint', 'shopify', 'slack', 'stripe', 'todoist', 'trello', 'typeform', 'zendesk', 'zoho_crm', 'zoom'] as const;
 
 export type * as airtable from './airtable/types.ts';
 export type * as apollo from './apollo/types.ts';
@@ -141,6 +145,8 @@ export type * as okta from './okta/types.ts';
 export type * as onedrive from './onedrive/types.ts';
 export type * as outlook from './outlook/types.ts';
 export type * as pipedrive from './pipedrive/types.ts';
+export type * as quickbooks from './quickbooks/types.ts';
+export type * as salesforce from './salesforce/types.ts';
 export type * as sendgrid from './sendgrid/types.ts';
 export type * as sharepoint from './sharepoint/types.ts';
 export type * as shopify from './shopify/types.ts';

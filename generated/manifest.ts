@@ -682,6 +682,12 @@ authorize_params?: {
  */
 pkce?: "S256"
 /**
+ * Non-secret credential fields filled from the query of the provider's redirect to the OAuth callback, beside the code (a company id the consent chose: Intuit's realmId): field → the callback's query parameter. A callback without one fails the flow (oauth_nothing_granted). Library callers that exchange codes themselves supply the fields.
+ */
+callback_fields?: {
+[k: string]: string | undefined
+}
+/**
  * Non-secret credential fields filled from the token endpoint's own answer, on the code exchange and on every refresh: field → template over the answer (body), e.g. company_domain: "{{first (split (url_host body.api_domain) '.')}}" (a company's host named in the answer, used in the variant's base_url). An answer that renders a field empty is upstream_protocol_error.
  */
 token_fields?: {

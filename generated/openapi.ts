@@ -13069,11 +13069,1226 @@ export interface components {
             /** @description urn:switchboard:problem:<code> */
             type: string;
         };
+        /** QuickbooksCustomersCreateParams */
+        QuickbooksCustomersCreateParams: {
+            fields: {
+                Active?: boolean;
+                BillAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                CompanyName?: string;
+                CurrencyRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                DisplayName?: string;
+                FamilyName?: string;
+                GivenName?: string;
+                Job?: boolean;
+                MiddleName?: string;
+                Mobile?: {
+                    FreeFormNumber?: string | null;
+                };
+                Notes?: string;
+                ParentRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                PreferredDeliveryMethod?: string;
+                PrimaryEmailAddr?: {
+                    Address?: string | null;
+                };
+                PrimaryPhone?: {
+                    FreeFormNumber?: string | null;
+                };
+                PrintOnCheckName?: string;
+                ShipAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                Suffix?: string;
+                Taxable?: boolean;
+                Title?: string;
+                WebAddr?: {
+                    URI?: string | null;
+                };
+            };
+        };
+        /** QuickbooksCustomersGetParams */
+        QuickbooksCustomersGetParams: {
+            id: string;
+        };
+        /** QuickbooksCustomersListParams */
+        QuickbooksCustomersListParams: {
+            /** @description Records per page (maxresults; default 100) */
+            max_results?: number;
+            /** @description Records to skip (startposition is this plus one) */
+            offset?: number;
+            /**
+             * Format: date-time
+             * @description Records changed after this time (Metadata.LastUpdatedTime)
+             */
+            updated_since?: string;
+        };
+        /** QuickbooksCustomersUpdateParams */
+        QuickbooksCustomersUpdateParams: {
+            fields: {
+                Active?: boolean;
+                BillAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                CompanyName?: string;
+                CurrencyRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                DisplayName?: string;
+                FamilyName?: string;
+                GivenName?: string;
+                Job?: boolean;
+                MiddleName?: string;
+                Mobile?: {
+                    FreeFormNumber?: string | null;
+                };
+                Notes?: string;
+                ParentRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                PreferredDeliveryMethod?: string;
+                PrimaryEmailAddr?: {
+                    Address?: string | null;
+                };
+                PrimaryPhone?: {
+                    FreeFormNumber?: string | null;
+                };
+                PrintOnCheckName?: string;
+                ShipAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                Suffix?: string;
+                Taxable?: boolean;
+                Title?: string;
+                WebAddr?: {
+                    URI?: string | null;
+                };
+            };
+            id: string;
+            /** @description The record's SyncToken as last read (a stale one is refused) */
+            sync_token: string;
+        };
+        /**
+         * QuickbooksExecuteRequest
+         * @description Execute on a QuickBooks Online connector (type quickbooks)
+         */
+        QuickbooksExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "customers";
+            params?: components["schemas"]["QuickbooksCustomersListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "customers";
+            params: components["schemas"]["QuickbooksCustomersGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "customers";
+            params: components["schemas"]["QuickbooksCustomersCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "customers";
+            params: components["schemas"]["QuickbooksCustomersUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "customers";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "invoices";
+            params?: components["schemas"]["QuickbooksInvoicesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["QuickbooksInvoicesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["QuickbooksInvoicesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "invoices";
+            params: components["schemas"]["QuickbooksInvoicesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "invoices";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "payments";
+            params?: components["schemas"]["QuickbooksPaymentsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "payments";
+            params: components["schemas"]["QuickbooksPaymentsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "payments";
+            params: components["schemas"]["QuickbooksPaymentsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "payments";
+            params: components["schemas"]["QuickbooksPaymentsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "payments";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "items";
+            params?: components["schemas"]["QuickbooksItemsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "items";
+            params: components["schemas"]["QuickbooksItemsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "items";
+            params: components["schemas"]["QuickbooksItemsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "items";
+            params: components["schemas"]["QuickbooksItemsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "items";
+            params?: components["schemas"]["SearchParams"];
+        };
+        /** QuickbooksInvoicesCreateParams */
+        QuickbooksInvoicesCreateParams: {
+            fields: {
+                AllowOnlineACHPayment?: boolean;
+                AllowOnlineCreditCardPayment?: boolean;
+                BillAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                BillEmail?: {
+                    Address?: string | null;
+                };
+                CurrencyRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                CustomerMemo?: {
+                    value?: string | null;
+                };
+                CustomerRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                DocNumber?: string;
+                /** Format: date */
+                DueDate?: string;
+                EmailStatus?: string;
+                Line?: {
+                    Amount?: number | null;
+                    Description?: string | null;
+                    /** @enum {string|null} */
+                    DetailType?: "SalesItemLineDetail" | "SubTotalLineDetail" | "DiscountLineDetail" | "DescriptionOnly" | null;
+                    Id?: string | null;
+                    LineNum?: number | null;
+                    SalesItemLineDetail?: {
+                        ItemRef?: {
+                            name?: string | null;
+                            value?: string | null;
+                        } | null;
+                        Qty?: number | null;
+                        /** Format: date */
+                        ServiceDate?: string | null;
+                        TaxCodeRef?: {
+                            name?: string | null;
+                            value?: string | null;
+                        } | null;
+                        UnitPrice?: number | null;
+                    } | null;
+                }[];
+                PrintStatus?: string;
+                PrivateNote?: string;
+                SalesTermRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                ShipAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                /** Format: date */
+                TxnDate?: string;
+            };
+        };
+        /** QuickbooksInvoicesGetParams */
+        QuickbooksInvoicesGetParams: {
+            id: string;
+        };
+        /** QuickbooksInvoicesListParams */
+        QuickbooksInvoicesListParams: {
+            /** @description Records per page (maxresults; default 100) */
+            max_results?: number;
+            /** @description Records to skip (startposition is this plus one) */
+            offset?: number;
+            /**
+             * Format: date-time
+             * @description Records changed after this time (Metadata.LastUpdatedTime)
+             */
+            updated_since?: string;
+        };
+        /** QuickbooksInvoicesUpdateParams */
+        QuickbooksInvoicesUpdateParams: {
+            fields: {
+                AllowOnlineACHPayment?: boolean;
+                AllowOnlineCreditCardPayment?: boolean;
+                BillAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                BillEmail?: {
+                    Address?: string | null;
+                };
+                CurrencyRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                CustomerMemo?: {
+                    value?: string | null;
+                };
+                CustomerRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                DocNumber?: string;
+                /** Format: date */
+                DueDate?: string;
+                EmailStatus?: string;
+                Line?: {
+                    Amount?: number | null;
+                    Description?: string | null;
+                    /** @enum {string|null} */
+                    DetailType?: "SalesItemLineDetail" | "SubTotalLineDetail" | "DiscountLineDetail" | "DescriptionOnly" | null;
+                    Id?: string | null;
+                    LineNum?: number | null;
+                    SalesItemLineDetail?: {
+                        ItemRef?: {
+                            name?: string | null;
+                            value?: string | null;
+                        } | null;
+                        Qty?: number | null;
+                        /** Format: date */
+                        ServiceDate?: string | null;
+                        TaxCodeRef?: {
+                            name?: string | null;
+                            value?: string | null;
+                        } | null;
+                        UnitPrice?: number | null;
+                    } | null;
+                }[];
+                PrintStatus?: string;
+                PrivateNote?: string;
+                SalesTermRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                ShipAddr?: {
+                    City?: string | null;
+                    Country?: string | null;
+                    CountrySubDivisionCode?: string | null;
+                    Id?: string | null;
+                    Line1?: string | null;
+                    Line2?: string | null;
+                    PostalCode?: string | null;
+                };
+                /** Format: date */
+                TxnDate?: string;
+            };
+            id: string;
+            /** @description The record's SyncToken as last read (a stale one is refused) */
+            sync_token: string;
+        };
+        /** QuickbooksItemsCreateParams */
+        QuickbooksItemsCreateParams: {
+            fields: {
+                Active?: boolean;
+                AssetAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                Description?: string;
+                ExpenseAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                IncomeAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                /** Format: date */
+                InvStartDate?: string;
+                Name?: string;
+                PurchaseCost?: number;
+                PurchaseDesc?: string;
+                QtyOnHand?: number;
+                Sku?: string;
+                Taxable?: boolean;
+                TrackQtyOnHand?: boolean;
+                /** @enum {string} */
+                Type?: "Inventory" | "NonInventory" | "Service" | "Group" | "Category";
+                UnitPrice?: number;
+            };
+        };
+        /** QuickbooksItemsGetParams */
+        QuickbooksItemsGetParams: {
+            id: string;
+        };
+        /** QuickbooksItemsListParams */
+        QuickbooksItemsListParams: {
+            /** @description Records per page (maxresults; default 100) */
+            max_results?: number;
+            /** @description Records to skip (startposition is this plus one) */
+            offset?: number;
+            /**
+             * Format: date-time
+             * @description Records changed after this time (Metadata.LastUpdatedTime)
+             */
+            updated_since?: string;
+        };
+        /** QuickbooksItemsUpdateParams */
+        QuickbooksItemsUpdateParams: {
+            fields: {
+                Active?: boolean;
+                AssetAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                Description?: string;
+                ExpenseAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                IncomeAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                /** Format: date */
+                InvStartDate?: string;
+                Name?: string;
+                PurchaseCost?: number;
+                PurchaseDesc?: string;
+                QtyOnHand?: number;
+                Sku?: string;
+                Taxable?: boolean;
+                TrackQtyOnHand?: boolean;
+                /** @enum {string} */
+                Type?: "Inventory" | "NonInventory" | "Service" | "Group" | "Category";
+                UnitPrice?: number;
+            };
+            id: string;
+            /** @description The record's SyncToken as last read (a stale one is refused) */
+            sync_token: string;
+        };
+        /** QuickbooksPaymentsCreateParams */
+        QuickbooksPaymentsCreateParams: {
+            fields: {
+                CurrencyRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                CustomerRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                DepositToAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                Line?: {
+                    Amount?: number | null;
+                    LinkedTxn?: {
+                        TxnId?: string | null;
+                        TxnType?: string | null;
+                    }[] | null;
+                }[];
+                PaymentMethodRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                PaymentRefNum?: string;
+                PrivateNote?: string;
+                ProcessPayment?: boolean;
+                TotalAmt?: number;
+                /** Format: date */
+                TxnDate?: string;
+            };
+        };
+        /** QuickbooksPaymentsGetParams */
+        QuickbooksPaymentsGetParams: {
+            id: string;
+        };
+        /** QuickbooksPaymentsListParams */
+        QuickbooksPaymentsListParams: {
+            /** @description Records per page (maxresults; default 100) */
+            max_results?: number;
+            /** @description Records to skip (startposition is this plus one) */
+            offset?: number;
+            /**
+             * Format: date-time
+             * @description Records changed after this time (Metadata.LastUpdatedTime)
+             */
+            updated_since?: string;
+        };
+        /** QuickbooksPaymentsUpdateParams */
+        QuickbooksPaymentsUpdateParams: {
+            fields: {
+                CurrencyRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                CustomerRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                DepositToAccountRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                Line?: {
+                    Amount?: number | null;
+                    LinkedTxn?: {
+                        TxnId?: string | null;
+                        TxnType?: string | null;
+                    }[] | null;
+                }[];
+                PaymentMethodRef?: {
+                    name?: string | null;
+                    value?: string | null;
+                };
+                PaymentRefNum?: string;
+                PrivateNote?: string;
+                ProcessPayment?: boolean;
+                TotalAmt?: number;
+                /** Format: date */
+                TxnDate?: string;
+            };
+            id: string;
+            /** @description The record's SyncToken as last read (a stale one is refused) */
+            sync_token: string;
+        };
         RevokedAll: {
             revoked: {
                 access_tokens: number;
                 connect_sessions: number;
             };
+        };
+        /** SalesforceAccountsCreateParams */
+        SalesforceAccountsCreateParams: {
+            /** @description The Account's fields by API name (Name required by Salesforce) */
+            fields: {
+                AccountNumber?: string | null;
+                AccountSource?: string | null;
+                AnnualRevenue?: number | null;
+                BillingCity?: string | null;
+                BillingCountry?: string | null;
+                BillingPostalCode?: string | null;
+                BillingState?: string | null;
+                BillingStreet?: string | null;
+                Description?: string | null;
+                Fax?: string | null;
+                Industry?: string | null;
+                Name?: string | null;
+                NumberOfEmployees?: number | null;
+                OwnerId?: string | null;
+                ParentId?: string | null;
+                Phone?: string | null;
+                ShippingCity?: string | null;
+                ShippingCountry?: string | null;
+                ShippingPostalCode?: string | null;
+                ShippingState?: string | null;
+                ShippingStreet?: string | null;
+                Type?: string | null;
+                Website?: string | null;
+            };
+        };
+        /** SalesforceAccountsGetParams */
+        SalesforceAccountsGetParams: {
+            /** @description Comma-separated field API names (default: all the object's fields) */
+            fields?: string;
+            /**
+             * @description The Account's 18-character id (001...)
+             * @example 001Dn00000bVqHxIAK
+             */
+            id: string;
+        };
+        /** SalesforceAccountsListParams */
+        SalesforceAccountsListParams: {
+            /** @description Records per batch (Sforce-Query-Options: batchSize; default 2,000) */
+            batch_size?: number;
+            /**
+             * Format: date-time
+             * @description Records changed after this time (SystemModstamp > it; ISO 8601, as a SOQL date-time literal)
+             */
+            modified_since?: string;
+        };
+        /** SalesforceAccountsUpdateParams */
+        SalesforceAccountsUpdateParams: {
+            /** @description The fields to change, by API name */
+            fields: {
+                AccountNumber?: string | null;
+                AccountSource?: string | null;
+                AnnualRevenue?: number | null;
+                BillingCity?: string | null;
+                BillingCountry?: string | null;
+                BillingPostalCode?: string | null;
+                BillingState?: string | null;
+                BillingStreet?: string | null;
+                Description?: string | null;
+                Fax?: string | null;
+                Industry?: string | null;
+                Name?: string | null;
+                NumberOfEmployees?: number | null;
+                OwnerId?: string | null;
+                ParentId?: string | null;
+                Phone?: string | null;
+                ShippingCity?: string | null;
+                ShippingCountry?: string | null;
+                ShippingPostalCode?: string | null;
+                ShippingState?: string | null;
+                ShippingStreet?: string | null;
+                Type?: string | null;
+                Website?: string | null;
+            };
+            /** @example 001Dn00000bVqHxIAK */
+            id: string;
+        };
+        /** SalesforceCasesCreateParams */
+        SalesforceCasesCreateParams: {
+            /** @description The Case's fields by API name (none required by Salesforce) */
+            fields: {
+                AccountId?: string | null;
+                ContactId?: string | null;
+                Description?: string | null;
+                IsEscalated?: boolean;
+                Origin?: string | null;
+                OwnerId?: string | null;
+                ParentId?: string | null;
+                Priority?: string | null;
+                Reason?: string | null;
+                Status?: string | null;
+                Subject?: string | null;
+                SuppliedEmail?: string | null;
+                SuppliedName?: string | null;
+                SuppliedPhone?: string | null;
+                Type?: string | null;
+            };
+        };
+        /** SalesforceCasesGetParams */
+        SalesforceCasesGetParams: {
+            /** @description Comma-separated field API names (default: all the object's fields) */
+            fields?: string;
+            /**
+             * @description The Case's 18-character id (500...)
+             * @example 500Dn000002XyZaIAK
+             */
+            id: string;
+        };
+        /** SalesforceCasesListParams */
+        SalesforceCasesListParams: {
+            /** @description Records per batch (Sforce-Query-Options: batchSize; default 2,000) */
+            batch_size?: number;
+            /**
+             * Format: date-time
+             * @description Records changed after this time (SystemModstamp > it; ISO 8601, as a SOQL date-time literal)
+             */
+            modified_since?: string;
+        };
+        /** SalesforceCasesUpdateParams */
+        SalesforceCasesUpdateParams: {
+            /** @description The fields to change, by API name */
+            fields: {
+                AccountId?: string | null;
+                ContactId?: string | null;
+                Description?: string | null;
+                IsEscalated?: boolean;
+                Origin?: string | null;
+                OwnerId?: string | null;
+                ParentId?: string | null;
+                Priority?: string | null;
+                Reason?: string | null;
+                Status?: string | null;
+                Subject?: string | null;
+                SuppliedEmail?: string | null;
+                SuppliedName?: string | null;
+                SuppliedPhone?: string | null;
+                Type?: string | null;
+            };
+            /** @example 500Dn000002XyZaIAK */
+            id: string;
+        };
+        /** SalesforceContactsCreateParams */
+        SalesforceContactsCreateParams: {
+            /** @description The Contact's fields by API name (LastName required by Salesforce) */
+            fields: {
+                AccountId?: string | null;
+                /** Format: date */
+                Birthdate?: string | null;
+                Department?: string | null;
+                Description?: string | null;
+                Email?: string | null;
+                FirstName?: string | null;
+                HasOptedOutOfEmail?: boolean;
+                LastName?: string | null;
+                LeadSource?: string | null;
+                MailingCity?: string | null;
+                MailingCountry?: string | null;
+                MailingPostalCode?: string | null;
+                MailingState?: string | null;
+                MailingStreet?: string | null;
+                MobilePhone?: string | null;
+                OwnerId?: string | null;
+                Phone?: string | null;
+                Salutation?: string | null;
+                Title?: string | null;
+            };
+        };
+        /** SalesforceContactsGetParams */
+        SalesforceContactsGetParams: {
+            /** @description Comma-separated field API names (default: all the object's fields) */
+            fields?: string;
+            /**
+             * @description The Contact's 18-character id (003...)
+             * @example 003Dn00000QbXy2IAF
+             */
+            id: string;
+        };
+        /** SalesforceContactsListParams */
+        SalesforceContactsListParams: {
+            /** @description Records per batch (Sforce-Query-Options: batchSize; default 2,000) */
+            batch_size?: number;
+            /**
+             * Format: date-time
+             * @description Records changed after this time (SystemModstamp > it; ISO 8601, as a SOQL date-time literal)
+             */
+            modified_since?: string;
+        };
+        /** SalesforceContactsUpdateParams */
+        SalesforceContactsUpdateParams: {
+            /** @description The fields to change, by API name */
+            fields: {
+                AccountId?: string | null;
+                /** Format: date */
+                Birthdate?: string | null;
+                Department?: string | null;
+                Description?: string | null;
+                Email?: string | null;
+                FirstName?: string | null;
+                HasOptedOutOfEmail?: boolean;
+                LastName?: string | null;
+                LeadSource?: string | null;
+                MailingCity?: string | null;
+                MailingCountry?: string | null;
+                MailingPostalCode?: string | null;
+                MailingState?: string | null;
+                MailingStreet?: string | null;
+                MobilePhone?: string | null;
+                OwnerId?: string | null;
+                Phone?: string | null;
+                Salutation?: string | null;
+                Title?: string | null;
+            };
+            /** @example 003Dn00000QbXy2IAF */
+            id: string;
+        };
+        /** SalesforceDeletedAccountsListParams */
+        SalesforceDeletedAccountsListParams: {
+            /**
+             * Format: date-time
+             * @description Deleted at or before; default now
+             */
+            end?: string;
+            /**
+             * Format: date-time
+             * @description Deleted at or after (within the last 30 days)
+             */
+            start: string;
+        };
+        /** SalesforceDeletedCasesListParams */
+        SalesforceDeletedCasesListParams: {
+            /**
+             * Format: date-time
+             * @description Deleted at or before; default now
+             */
+            end?: string;
+            /**
+             * Format: date-time
+             * @description Deleted at or after (within the last 30 days)
+             */
+            start: string;
+        };
+        /** SalesforceDeletedContactsListParams */
+        SalesforceDeletedContactsListParams: {
+            /**
+             * Format: date-time
+             * @description Deleted at or before; default now
+             */
+            end?: string;
+            /**
+             * Format: date-time
+             * @description Deleted at or after (within the last 30 days)
+             */
+            start: string;
+        };
+        /** SalesforceDeletedLeadsListParams */
+        SalesforceDeletedLeadsListParams: {
+            /**
+             * Format: date-time
+             * @description Deleted at or before; default now
+             */
+            end?: string;
+            /**
+             * Format: date-time
+             * @description Deleted at or after (within the last 30 days)
+             */
+            start: string;
+        };
+        /** SalesforceDeletedOpportunitiesListParams */
+        SalesforceDeletedOpportunitiesListParams: {
+            /**
+             * Format: date-time
+             * @description Deleted at or before; default now
+             */
+            end?: string;
+            /**
+             * Format: date-time
+             * @description Deleted at or after (within the last 30 days)
+             */
+            start: string;
+        };
+        /**
+         * SalesforceExecuteRequest
+         * @description Execute on a Salesforce connector (type salesforce)
+         */
+        SalesforceExecuteRequest: {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["SalesforceAccountsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "accounts";
+            params: components["schemas"]["SalesforceAccountsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "accounts";
+            params: components["schemas"]["SalesforceAccountsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "accounts";
+            params: components["schemas"]["SalesforceAccountsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "accounts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SalesforceContactsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["SalesforceContactsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["SalesforceContactsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "contacts";
+            params: components["schemas"]["SalesforceContactsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "contacts";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "leads";
+            params?: components["schemas"]["SalesforceLeadsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "leads";
+            params: components["schemas"]["SalesforceLeadsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "leads";
+            params: components["schemas"]["SalesforceLeadsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "leads";
+            params: components["schemas"]["SalesforceLeadsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "leads";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "opportunities";
+            params?: components["schemas"]["SalesforceOpportunitiesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "opportunities";
+            params: components["schemas"]["SalesforceOpportunitiesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "opportunities";
+            params: components["schemas"]["SalesforceOpportunitiesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "opportunities";
+            params: components["schemas"]["SalesforceOpportunitiesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "opportunities";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "cases";
+            params?: components["schemas"]["SalesforceCasesListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "cases";
+            params: components["schemas"]["SalesforceCasesGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "cases";
+            params: components["schemas"]["SalesforceCasesCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "cases";
+            params: components["schemas"]["SalesforceCasesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "search";
+            /** @constant */
+            entity: "cases";
+            params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "soql";
+            params: components["schemas"]["SalesforceSoqlListParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "deleted_accounts";
+            params: components["schemas"]["SalesforceDeletedAccountsListParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "deleted_contacts";
+            params: components["schemas"]["SalesforceDeletedContactsListParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "deleted_leads";
+            params: components["schemas"]["SalesforceDeletedLeadsListParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "deleted_opportunities";
+            params: components["schemas"]["SalesforceDeletedOpportunitiesListParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "deleted_cases";
+            params: components["schemas"]["SalesforceDeletedCasesListParams"];
+        };
+        /** SalesforceLeadsCreateParams */
+        SalesforceLeadsCreateParams: {
+            /** @description The Lead's fields by API name (LastName, Company required by Salesforce) */
+            fields: {
+                AnnualRevenue?: number | null;
+                City?: string | null;
+                Company?: string | null;
+                Country?: string | null;
+                Description?: string | null;
+                Email?: string | null;
+                FirstName?: string | null;
+                HasOptedOutOfEmail?: boolean;
+                Industry?: string | null;
+                LastName?: string | null;
+                LeadSource?: string | null;
+                MobilePhone?: string | null;
+                NumberOfEmployees?: number | null;
+                OwnerId?: string | null;
+                Phone?: string | null;
+                PostalCode?: string | null;
+                Rating?: string | null;
+                Salutation?: string | null;
+                State?: string | null;
+                Status?: string | null;
+                Street?: string | null;
+                Title?: string | null;
+                Website?: string | null;
+            };
+        };
+        /** SalesforceLeadsGetParams */
+        SalesforceLeadsGetParams: {
+            /** @description Comma-separated field API names (default: all the object's fields) */
+            fields?: string;
+            /**
+             * @description The Lead's 18-character id (00Q...)
+             * @example 00QDn000006sL1kMAE
+             */
+            id: string;
+        };
+        /** SalesforceLeadsListParams */
+        SalesforceLeadsListParams: {
+            /** @description Records per batch (Sforce-Query-Options: batchSize; default 2,000) */
+            batch_size?: number;
+            /**
+             * Format: date-time
+             * @description Records changed after this time (SystemModstamp > it; ISO 8601, as a SOQL date-time literal)
+             */
+            modified_since?: string;
+        };
+        /** SalesforceLeadsUpdateParams */
+        SalesforceLeadsUpdateParams: {
+            /** @description The fields to change, by API name */
+            fields: {
+                AnnualRevenue?: number | null;
+                City?: string | null;
+                Company?: string | null;
+                Country?: string | null;
+                Description?: string | null;
+                Email?: string | null;
+                FirstName?: string | null;
+                HasOptedOutOfEmail?: boolean;
+                Industry?: string | null;
+                LastName?: string | null;
+                LeadSource?: string | null;
+                MobilePhone?: string | null;
+                NumberOfEmployees?: number | null;
+                OwnerId?: string | null;
+                Phone?: string | null;
+                PostalCode?: string | null;
+                Rating?: string | null;
+                Salutation?: string | null;
+                State?: string | null;
+                Status?: string | null;
+                Street?: string | null;
+                Title?: string | null;
+                Website?: string | null;
+            };
+            /** @example 00QDn000006sL1kMAE */
+            id: string;
+        };
+        /** SalesforceOpportunitiesCreateParams */
+        SalesforceOpportunitiesCreateParams: {
+            /** @description The Opportunity's fields by API name (Name, StageName, CloseDate required by Salesforce) */
+            fields: {
+                AccountId?: string | null;
+                Amount?: number | null;
+                CampaignId?: string | null;
+                /** Format: date */
+                CloseDate?: string | null;
+                Description?: string | null;
+                ForecastCategoryName?: string | null;
+                LeadSource?: string | null;
+                Name?: string | null;
+                NextStep?: string | null;
+                OwnerId?: string | null;
+                Probability?: number | null;
+                StageName?: string | null;
+                Type?: string | null;
+            };
+        };
+        /** SalesforceOpportunitiesGetParams */
+        SalesforceOpportunitiesGetParams: {
+            /** @description Comma-separated field API names (default: all the object's fields) */
+            fields?: string;
+            /**
+             * @description The Opportunity's 18-character id (006...)
+             * @example 006Dn000004AbCdIAK
+             */
+            id: string;
+        };
+        /** SalesforceOpportunitiesListParams */
+        SalesforceOpportunitiesListParams: {
+            /** @description Records per batch (Sforce-Query-Options: batchSize; default 2,000) */
+            batch_size?: number;
+            /**
+             * Format: date-time
+             * @description Records changed after this time (SystemModstamp > it; ISO 8601, as a SOQL date-time literal)
+             */
+            modified_since?: string;
+        };
+        /** SalesforceOpportunitiesUpdateParams */
+        SalesforceOpportunitiesUpdateParams: {
+            /** @description The fields to change, by API name */
+            fields: {
+                AccountId?: string | null;
+                Amount?: number | null;
+                CampaignId?: string | null;
+                /** Format: date */
+                CloseDate?: string | null;
+                Description?: string | null;
+                ForecastCategoryName?: string | null;
+                LeadSource?: string | null;
+                Name?: string | null;
+                NextStep?: string | null;
+                OwnerId?: string | null;
+                Probability?: number | null;
+                StageName?: string | null;
+                Type?: string | null;
+            };
+            /** @example 006Dn000004AbCdIAK */
+            id: string;
+        };
+        /** SalesforceSoqlListParams */
+        SalesforceSoqlListParams: {
+            /** @description Records per batch (Sforce-Query-Options: batchSize; default 2,000) */
+            batch_size?: number;
+            /**
+             * @description A SOQL statement
+             * @example SELECT Id, Name FROM Account ORDER BY Name LIMIT 100
+             */
+            q: string;
         };
         /** ScopedTokenRequest */
         ScopedTokenRequest: {
@@ -19776,7 +20991,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AirtableExecuteRequest"] | components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["AttioExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DiscordExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["DropboxExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["FreshbooksExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDocsExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MicrosoftTeamsExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OnedriveExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SharepointExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TodoistExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["TypeformExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZohoCrmExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
+                "application/json": components["schemas"]["AirtableExecuteRequest"] | components["schemas"]["ApolloExecuteRequest"] | components["schemas"]["AsanaExecuteRequest"] | components["schemas"]["AttioExecuteRequest"] | components["schemas"]["BamboohrExecuteRequest"] | components["schemas"]["BitbucketExecuteRequest"] | components["schemas"]["CalendlyExecuteRequest"] | components["schemas"]["ClickupExecuteRequest"] | components["schemas"]["CloseExecuteRequest"] | components["schemas"]["ConfluenceExecuteRequest"] | components["schemas"]["DiscordExecuteRequest"] | components["schemas"]["DocusignExecuteRequest"] | components["schemas"]["DropboxExecuteRequest"] | components["schemas"]["FigmaExecuteRequest"] | components["schemas"]["FreshbooksExecuteRequest"] | components["schemas"]["GithubExecuteRequest"] | components["schemas"]["GitlabExecuteRequest"] | components["schemas"]["GmailExecuteRequest"] | components["schemas"]["GongExecuteRequest"] | components["schemas"]["GoogleCalendarExecuteRequest"] | components["schemas"]["GoogleDocsExecuteRequest"] | components["schemas"]["GoogleDriveExecuteRequest"] | components["schemas"]["GoogleSheetsExecuteRequest"] | components["schemas"]["GranolaExecuteRequest"] | components["schemas"]["HubspotExecuteRequest"] | components["schemas"]["IntercomExecuteRequest"] | components["schemas"]["JiraExecuteRequest"] | components["schemas"]["KlaviyoExecuteRequest"] | components["schemas"]["LeverExecuteRequest"] | components["schemas"]["LinearExecuteRequest"] | components["schemas"]["MicrosoftTeamsExecuteRequest"] | components["schemas"]["MondayExecuteRequest"] | components["schemas"]["NotionExecuteRequest"] | components["schemas"]["OktaExecuteRequest"] | components["schemas"]["OnedriveExecuteRequest"] | components["schemas"]["OutlookExecuteRequest"] | components["schemas"]["PipedriveExecuteRequest"] | components["schemas"]["QuickbooksExecuteRequest"] | components["schemas"]["SalesforceExecuteRequest"] | components["schemas"]["SendgridExecuteRequest"] | components["schemas"]["SharepointExecuteRequest"] | components["schemas"]["ShopifyExecuteRequest"] | components["schemas"]["SlackExecuteRequest"] | components["schemas"]["StripeExecuteRequest"] | components["schemas"]["TodoistExecuteRequest"] | components["schemas"]["TrelloExecuteRequest"] | components["schemas"]["TypeformExecuteRequest"] | components["schemas"]["ZendeskExecuteRequest"] | components["schemas"]["ZohoCrmExecuteRequest"] | components["schemas"]["ZoomExecuteRequest"];
             };
         };
         responses: {

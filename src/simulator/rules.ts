@@ -141,6 +141,35 @@ export interface ListRule {
 }
 
 /** Records of a resource in stored order, rendered on demand. */
+/**
+ * The records a resource's soft_delete marked deleted (an API's deleted-records list): those whose
+ * dotted `field` (the time of the mark) lies between the query parameters `since` and `until`, each
+ * answered as `item` (a template over the record), in `response` ({{records}}, {{since}}, {{until}}, {{count}}).
+ */
+export interface DeletionsRule {
+  resource: string;
+  field: string;
+  since?: string;
+  until?: string;
+  item: unknown;
+  response: unknown;
+}
+
+/**
+ * A change feed over several resources (a change-data-capture operation): the names a query
+ * parameter lists (comma-separated), each answered as `group` ({{name}}, {{records}}, {{count}}) with
+ * its resource's records, soft-deleted ones included as stored, whose dotted `field` is after the
+ * `since` parameter's time; `response` holds {{groups}} and {{now}}.
+ */
+export interface ChangedRule {
+  names: string;
+  since: string;
+  resources: Record<string, string>;
+  field: string;
+  group: unknown;
+  response: unknown;
+}
+
 export interface RecordSource {
   size(): number;
   slice(start: number, end: number): unknown[];
@@ -190,7 +219,13 @@ export function fill(template: unknown, vars: Record<string, unknown>): unknown 
   if (Array.isArray(template)) return template.map((t) => fill(t, vars));
   if (template === null || typeof template !== 'object') return template;
   // A key ending in `?` is kept (without the `?`) only when every placeholder under it is filled.
+  // A key that is one {{var}} of text is that text (a list answer keyed by the resource's name).
+  const key = (k: string): string => {
+    const v = /^\{\{([\w.]+)\}\}$/.exec(k) === null ? undefined : readPath(vars, k.slice(2, -2));
+    return typeof v === 'string' ? v : k;
+  };
   const entries = Object.entries(template as Json)
+    .map(([raw, v]) => [key(raw), v] as const)
     .map(([k, v]) => (k.endsWith('?') ? ([k.slice(0, -1), unfilled(v, vars) ? undefined : fill(v, vars)] as const) : ([k, fill(v, vars)] as const)))
     .filter(([, v]) => v !== undefined);
   return entries.length === 0 && Object.keys(template as Json).length > 0 ? undefined : Object.fromEntries(entries);
@@ -223,7 +258,7 @@ const cmp = (a: unknown, b: unknown, test: (c: number) => boolean): boolean => {
 };
 const present = (a: unknown): boolean => a !== undefined && a !== null && a !== '';
 
-function holds(meaning: OperatorMeaning, actual: unknown, value: unknown, high?: unknown): boolean {
+export function holds(meaning: OperatorMeaning, actual: unknown, value: unknown, high?: unknown): boolean {
   const list = Array.isArray(value) ? value : [value];
   const s = text(actual);
   const v = String(value).toLowerCase();

@@ -96,6 +96,13 @@
  *                   newest-first order (reversed by a query value), the page-size, page-number
  *                   and cursor parameters, an offset cursor or a keyset cursor of a declared form,
  *                   a cap on offset paging.
+ *   query:          per operation, a statement of a SQL-like query language in a query parameter
+ *                   (SELECT ... FROM ... WHERE ... ORDER BY ... LIMIT ...; query-language.ts),
+ *                   answered from the resource FROM names, paged behind a locator (`next`).
+ *   changed:        per operation, a change feed over several resources: the records of each
+ *                   name a query parameter lists changed since a time (rules.ts).
+ *   deletions:      per operation, the records a resource's soft_delete marked, in the window
+ *                   of two query parameters, each answered as a template (rules.ts).
  *   pools:          named lists of values; `resources.<name>.fields` draws seeded record fields
  *                   from them (`{pool: name}`), from a list given in place (`{one_of: [...]}`),
  *                   or from the ids of another resource's seeded records (`{ids_of: resource}`).

@@ -184,7 +184,7 @@ export async function syncPages(runtime: ConnectorRuntime, entity: CompiledEntit
           if (inc?.mode === 'token' || inc?.mode === 'link') {
             const t = page.meta[inc.token ?? ''];
             if (t !== undefined && t !== null && t !== '') mark = t;
-          } else if (inc?.cursor_field !== undefined) for (const r of records) mark = maxMark(mark, r[inc.cursor_field]);
+          } else if (inc?.cursor_field !== undefined) for (const r of records) mark = maxMark(mark, cursorValue(r, inc.cursor_field));
           // sync.deleted_when: records the page itself reports as deleted leave search instead of being stored.
           let gone: Record<string, unknown>[] = missing;
           if (deletedWhen !== undefined) {
@@ -197,7 +197,7 @@ export async function syncPages(runtime: ConnectorRuntime, entity: CompiledEntit
           reached ||=
             since !== undefined &&
             inc?.cursor_field !== undefined &&
-            records.some((r) => maxMark(r[inc.cursor_field!], since) === since && r[inc.cursor_field!] !== since);
+            records.some((r) => maxMark(cursorValue(r, inc.cursor_field!), since) === since && cursorValue(r, inc.cursor_field!) !== since);
           await written();
           if (signal?.aborted) throw new LeaseLost('aborted');
           const write = persist.bind(null, pi, records, gone, next, mark, reached, k === parts.length - 1);
@@ -214,4 +214,12 @@ export async function syncPages(runtime: ConnectorRuntime, entity: CompiledEntit
     await written().catch(() => undefined);
     throw e;
   }
+}
+
+/** A record's change time: its field of that name, else the dotted path (`MetaData.LastUpdatedTime`). */
+export function cursorValue(record: Record<string, unknown>, field: string): unknown {
+  if (Object.hasOwn(record, field) || !field.includes('.')) return record[field];
+  let v: unknown = record;
+  for (const part of field.split('.')) v = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)[part] : undefined;
+  return v;
 }

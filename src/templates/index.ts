@@ -158,10 +158,17 @@ const HELPERS: Record<string, Helper> = {
     Array.isArray(arr) && typeof key === 'string' ? arr.find((x) => (x as Record<string, unknown> | null)?.[key] === value) : undefined,
   /** The arrays given, one after the other (arguments that are not arrays are left out). */
   concat: (...args) => args.filter(Array.isArray).flat(1),
-  /** Objects merged key by key, a later one winning (a record's typed fields and its custom ones); non-objects skipped, undefined when none. */
+  /**
+   * Objects merged key by key, left to right, a later one winning (a record's typed fields and its
+   * custom ones; a record's fields beside its id and version); non-objects skipped, undefined values
+   * dropped, undefined when no argument is an object.
+   */
   merge: (...args) => {
     const objects = args.filter((a): a is Record<string, unknown> => a !== null && typeof a === 'object' && !Array.isArray(a));
-    return objects.length === 0 ? undefined : Object.assign({}, ...objects);
+    if (objects.length === 0) return undefined;
+    const out: Record<string, unknown> = {};
+    for (const o of objects) for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+    return out;
   },
   /** An object from alternating key/value arguments, dropping undefined values. */
   object: (...args) => {
@@ -173,6 +180,8 @@ const HELPERS: Record<string, Helper> = {
   array: (...args) => args.filter((a) => a !== undefined),
   /** Current Unix time in seconds (for token expiry). */
   now_unix: () => Math.floor(Date.now() / 1000),
+  /** The current time as ISO 8601 UTC (the end of a time window a request must name). */
+  now_iso: () => new Date().toISOString(),
 };
 
 /** Names of the helpers templates may call. */

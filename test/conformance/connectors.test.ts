@@ -103,6 +103,18 @@ const QUIRKS: Record<string, Quirks> = {
       call_transcripts: 'pages of 100, no page size param; the sandbox seeds 3 transcripts',
     },
   },
+  salesforce: {
+    // SOQL answers batches of 200 to 2,000 records (Sforce-Query-Options: batchSize), and the sandbox seeds a few of each
+    // object: test/connectors/salesforce.test.ts follows nextRecordsUrl over 450 accounts.
+    onePage: {
+      accounts: 'batches of at least 200 records; the sandbox seeds 5 accounts',
+      contacts: 'batches of at least 200 records; the sandbox seeds 6 contacts',
+      leads: 'batches of at least 200 records; the sandbox seeds 5 leads',
+      opportunities: 'batches of at least 200 records; the sandbox seeds 5 opportunities',
+      cases: 'batches of at least 200 records; the sandbox seeds 4 cases',
+      soql: "batches of at least 200 records; the example query reads the sandbox's 5 accounts",
+    },
+  },
   google_sheets: {
     // Values are named by a spreadsheet's id and an A1 range; spreadsheets have no list (Drive lists them) to take an id from, and the
     // simulator answers a range only under a spreadsheet it holds: test/connectors/google_sheets.test.ts appends, reads and writes under a created one.

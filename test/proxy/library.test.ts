@@ -101,6 +101,8 @@ const CASES: Array<[string, { method: string; path: string; query?: string; body
   ['sharepoint', { method: 'GET', path: '/sites/root', query: '$select=id,siteCollection,webUrl' }],
   ['shopify', { method: 'POST', path: '/admin/api/2026-10/graphql.json', body: { query: '{ shop { id myshopifyDomain } }' } }],
   ['okta', { method: 'GET', path: '/api/v1/users/me' }],
+  ['quickbooks', { method: 'GET', path: '/preferences', query: 'minorversion=75' }],
+  ['salesforce', { method: 'GET', path: '/services/data/v66.0/limits' }],
   ['sendgrid', { method: 'GET', path: '/marketing/contacts' }],
   ['slack', { method: 'GET', path: '/auth.test' }],
   ['stripe', { method: 'GET', path: '/v1/account' }],

@@ -52,6 +52,19 @@ describe('newId', () => {
     }
   });
 
+  it('makes 18-character case-safe ids with the key prefix and the suffix spelling the capitals of the first 15', () => {
+    const r = rand();
+    for (const like of ['001D000000IqhSLIAZ', '00QDn000006sL1kMAE', '500Dn000002XyZaIAK']) {
+      const id = String(newId(r, like));
+      expect(id).toMatch(new RegExp(`^${like.slice(0, 3)}[A-Za-z0-9]{12}[A-Z0-5]{3}$`));
+      expect(id).not.toBe(like);
+      const bits = [0, 5, 10].map((at) => [...id.slice(at, at + 5)].reduce((b, c, i) => (/[A-Z]/.test(c) ? b | (1 << i) : b), 0));
+      expect(id.slice(15)).toBe(bits.map((b) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZ012345'[b]).join(''));
+    }
+    // A suffix that does not spell the capitals is no such id: not kept as a prefix.
+    expect(String(newId(r, '001D000000IqhSLAAA')).startsWith('001')).toBe(false);
+  });
+
   it("keeps a long opaque base64 id's prefix and padding, with a new tail (a mailbox item id)", () => {
     const r = rand();
     const like = 'AAMkAGVmMDEzMTM4LTZmYWUtNDdkNC1hMDZiLTU1OGY5OTZhYmY4OABGAAAAAAAiQ8W967B7TKBjgx9rVEURBwAiIsqMbYjsT5e-T7KzowPTAAAYbvZDAAA=';

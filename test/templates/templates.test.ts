@@ -76,6 +76,30 @@ describe('last', () => {
   });
 });
 
+describe('merge', () => {
+  it('merges objects left to right, later keys winning, skipping non-objects and undefined values', () => {
+    const t = compileTemplate("{{merge params.fields (object 'Id' params.id 'SyncToken' params.sync_token 'sparse' true)}}");
+    expect(t.render({ params: { fields: { DisplayName: 'Ada', Id: 'x' }, id: '58', sync_token: '2' } })).toEqual({
+      DisplayName: 'Ada',
+      Id: '58',
+      SyncToken: '2',
+      sparse: true,
+    });
+    expect(t.render({ params: { id: '58' } })).toEqual({ Id: '58', sparse: true });
+    expect(compileTemplate('{{merge body.a body.list body.b}}').render({ body: { a: { x: 1 }, list: [1], b: 'text' } })).toEqual({ x: 1 });
+  });
+});
+
+describe('now_iso', () => {
+  it('is the current time in ISO 8601 UTC, a default for the end of a window', () => {
+    const before = Date.now();
+    const v = compileTemplate('{{default params.end (now_iso)}}').render({ params: {} });
+    expect(v).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(Date.parse(v as string)).toBeGreaterThanOrEqual(before - (before % 1000));
+    expect(compileTemplate('{{default params.end (now_iso)}}').render({ params: { end: '2026-01-01T00:00:00Z' } })).toBe('2026-01-01T00:00:00Z');
+  });
+});
+
 describe('split', () => {
   it("splits text by a separator (default ','): with last, the id at the end of a URI (Calendly's); anything else is undefined", () => {
     const t = compileTemplate("{{last (split record.uri '/')}}");

@@ -39,6 +39,17 @@ export function checkTokenFields(check: Checker, i: number, v: OAuth2Auth, scope
   }
 }
 
+/** Check an oauth2 variant's callback_fields (filled from the callback's query by the hosted OAuth flow). */
+export function checkCallbackFields(check: Checker, i: number, v: OAuth2Auth): void {
+  for (const name of Object.keys(v.callback_fields ?? {})) {
+    const at = ['auth', i, 'callback_fields', name];
+    const why = fillableField(v, name);
+    if (why !== undefined) check.add(at, why);
+    if (v.token_fields?.[name] !== undefined || v.follow_up?.some((f) => f.fields[name] !== undefined) === true)
+      check.add(at, `"${name}" is filled by token_fields or a follow_up too`);
+  }
+}
+
 /** Check and compile an oauth2 variant's follow_up requests. */
 export function followUpsOf(check: Checker, m: Manifest, i: number, v: OAuth2Auth, scope: Scope): CompiledFollowUp[] | undefined {
   if (v.follow_up === undefined) return undefined;

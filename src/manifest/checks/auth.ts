@@ -12,7 +12,7 @@ import type { CompiledAuthVariant, CompiledCheck, CompiledGrant } from '../compi
 import { anchored, credentialsSchema } from '../schemas.ts';
 import { treeTemplates } from '../template-tree.ts';
 import { AUTH_ROOTS, REQUEST_ROOTS, type CheckContext, type Scope } from './checker.ts';
-import { checkTokenFields, followUpsOf } from './auth-follow-up.ts';
+import { checkCallbackFields, checkTokenFields, followUpsOf } from './auth-follow-up.ts';
 import { ajv, lazyValidator, strictlyValid } from './json-schema.ts';
 import { compileCheck } from './request.ts';
 
@@ -176,6 +176,7 @@ function headerVariant(ctx: CheckContext, v: Variant<'bearer' | 'api_key' | 'oau
       check.add(['auth', i, where], `"${k}" is multiline, and a header value cannot hold line breaks`);
   }
   if (v.type === 'oauth2') checkTokenFields(check, i, v, scope);
+  if (v.type === 'oauth2') checkCallbackFields(check, i, v);
   const followUps = v.type === 'oauth2' ? followUpsOf(check, m, i, v, scope) : undefined;
   const query = v.type === 'api_key' ? queryCredentials(ctx, v, i, scope) : undefined;
   if (!value || query === null) return undefined;

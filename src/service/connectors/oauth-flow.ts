@@ -87,7 +87,11 @@ export function preConsentFields(manifest: LoadedManifest, variant: OAuth2Auth):
   ];
   const names = new Set<string>();
   for (const url of urls) for (const m of (url ?? '').matchAll(VARIABLE)) names.add(m[1] as string);
-  const filledLater = new Set([...(variant.follow_up ?? []).flatMap((f) => Object.keys(f.fields)), ...Object.keys(variant.token_fields ?? {})]);
+  const filledLater = new Set([
+    ...(variant.follow_up ?? []).flatMap((f) => Object.keys(f.fields)),
+    ...Object.keys(variant.token_fields ?? {}),
+    ...Object.keys(variant.callback_fields ?? {}),
+  ]);
   return [...names].filter((n) => variant.fields[n] !== undefined && variant.fields[n]?.secret !== true && !filledLater.has(n));
 }
 
@@ -197,6 +201,8 @@ export interface CallbackQuery {
   code?: string;
   error?: string;
   error_description?: string;
+  /** Other parameters of the provider's redirect, which a variant's callback_fields may name (realmId). */
+  [param: string]: string | undefined;
 }
 
 function withParams(url: string, params: Record<string, string>): string {
@@ -262,6 +268,12 @@ export async function completeOAuth(
   } catch (e) {
     ctx.log.warn({ connector_type: st.connector_type, err_code: (e as SwitchboardError).code }, 'OAuth code exchange failed');
     return fail('token_exchange_failed', 'The provider did not exchange the authorization code for tokens');
+  }
+  // callback_fields: values the provider's redirect carried beside the code (the company the consent chose).
+  for (const [field, param] of Object.entries(d.variant.callback_fields ?? {}) as [string, string][]) {
+    const value = q[param];
+    if (value === undefined || value === '') return fail('oauth_nothing_granted', `The provider's redirect carried no ${param}`);
+    credentials[field] = value;
   }
   // The variant's follow_up requests fill the fields the token answer lacks (Jira: cloud_id).
   // A failure stores nothing: the redirect carries its code (oauth_nothing_granted when the

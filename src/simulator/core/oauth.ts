@@ -24,6 +24,8 @@ export interface OAuthConfig {
   token_response?: Record<string, unknown>;
   /** Whether an access_denied redirect carries an error_description (default true). */
   deny_description?: boolean;
+  /** More query parameters of the redirect to the callback, beside the code (a company id the consent chose: realmId). */
+  callback_params?: Record<string, string>;
   /** Scope granted when the authorize request names none. */
   default_scope?: string;
   /** Prefix of issued tokens (some vendors' tokens have a recognisable form). */
@@ -137,6 +139,7 @@ export function oauthServer(
         challenge,
       });
       target.searchParams.set('code', code);
+      for (const [k, v] of Object.entries(config.callback_params ?? {})) target.searchParams.set(k, v);
     }
     const state = req.query.get('state');
     if (state !== null) target.searchParams.set('state', state);

@@ -95,7 +95,7 @@ export function requestHandler(ctx: OpenApiContext, parts: HandlerParts): (incom
         throw e;
       }
     }
-    const ruled = parts.rules.byRule(op, checked.query, body, { origin, path: req.path }, pathParams);
+    const ruled = parts.rules.byRule(op, checked.query, body, { origin, path: req.path, headers: req.headers }, pathParams);
     if (ruled !== undefined) return withHeaders(ruled);
     const c = classified.get(op.key) as Classified;
     const r = c.resource === undefined ? undefined : resources.get(c.resource);

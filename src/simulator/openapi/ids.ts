@@ -54,6 +54,14 @@ export function newId(rand: () => number, like: unknown, created = false): strin
     const hex = Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join('');
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${'89ab'[parseInt(hex[16]!, 16) % 4]}${hex.slice(17, 20)}-${hex.slice(20)}`;
   }
+  // An 18-character case-safe id: a three-character key prefix (digits and capitals, digit-led: 001, 00Q),
+  // 12 letters and digits, and 3 characters spelling which of the first 15 are capitals: the same prefix.
+  const caseSafe = typeof like === 'string' ? /^([0-9][0-9A-Z]{2})[A-Za-z0-9]{12}([A-Z0-5]{3})$/.exec(like) : null;
+  if (caseSafe !== null && caseSafe[2] === caseSafeSuffix(like as string)) {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+    const id15 = (caseSafe[1] as string) + Array.from({ length: 12 }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
+    return id15 + caseSafeSuffix(id15);
+  }
   // A digit-led three-character type prefix before a mixed-case key (Okta's 00u1f96ECLNVOKVMUSEA users, 0oa... apps): the same prefix and length.
   // So does a three-letter lower-case type before 14 of them (rec560UJdUtocSouk records, app... bases, tbl... tables).
   const typed = typeof like === 'string' ? (/^([0-9][0-9a-z][a-z])([A-Za-z0-9]{14,})$/.exec(like) ?? /^([a-z]{3})([A-Za-z0-9]{14})$/.exec(like)) : null;
@@ -132,4 +140,15 @@ export function idFieldFor(param: string | undefined, fields: readonly string[],
 function isSnowflake(like: string): boolean {
   const ms = Number((BigInt(like) >> 22n) + SNOWFLAKE_EPOCH_MS);
   return ms >= Date.UTC(2016, 0, 1) && ms <= Date.UTC(2035, 0, 1);
+}
+
+/** The 3 characters an 18-character case-safe id adds to its first 15: per 5, a bit for each capital, as A-Z0-5. */
+function caseSafeSuffix(id: string): string {
+  let out = '';
+  for (let chunk = 0; chunk < 3; chunk++) {
+    let bits = 0;
+    for (let i = 0; i < 5; i++) if (/[A-Z]/.test(id[chunk * 5 + i] as string)) bits |= 1 << i;
+    out += 'ABCDEFGHIJKLMNOPQRSTUVWXYZ012345'[bits];
+  }
+  return out;
 }

@@ -100,8 +100,13 @@ export function recordRules(ctx: OpenApiContext): RecordRules {
     setIdAt(record, r.idField, recordId);
     stamp(r, record, 'created', now);
     stamp(r, record, 'updated', now);
-    // A boolean soft-delete flag starts false (e.g. archived); a mark by value is the record's own.
-    if (rs?.soft_delete !== undefined && (rs.soft_delete.value === undefined || rs.soft_delete.value === true)) {
+    // A boolean soft-delete flag starts false (e.g. archived) unless a seed sets it (a record deleted before the
+    // simulator started, for deleted-records lists); a mark by value is the record's own.
+    if (
+      rs?.soft_delete !== undefined &&
+      (rs.soft_delete.value === undefined || rs.soft_delete.value === true) &&
+      getPath(extra ?? {}, rs.soft_delete.field) === undefined
+    ) {
       setPath(record, rs.soft_delete.field, false);
       if (rs.soft_delete.at !== undefined) deletePath(record, rs.soft_delete.at);
     }

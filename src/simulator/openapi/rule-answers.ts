@@ -4,7 +4,8 @@
  */
 import type { Json, Operation } from '../description.ts';
 import { idAt } from '../core/values.ts';
-import { listPage, readPath, RuleError, Scroll, search, type ListRule, type RecordSource } from '../rules.ts';
+import { answerQuery, type QueryRule } from '../query-language.ts';
+import { fill, listPage, readPath, RuleError, Scroll, search, type ChangedRule, type DeletionsRule, type ListRule, type RecordSource } from '../rules.ts';
 import type { FilterEntry } from '../sidecar/types.ts';
 import { compareValues } from './lists.ts';
 import type { SimResponse } from '../sim-server.ts';
@@ -14,9 +15,16 @@ import type { OpenApiContext, StoredRecord } from './types.ts';
 
 export interface RuleAnswers {
   /** The answer of a declared rule for the operation, or undefined when it has none. */
-  byRule(op: Operation, query: Json, body: Json, link: { origin: string; path: string }, pathParams?: Record<string, string>): SimResponse | undefined;
+  byRule(op: Operation, query: Json, body: Json, link: RuleLink, pathParams?: Record<string, string>): SimResponse | undefined;
   /** Close the open scroll of every scroll rule. */
   closeScrolls(): void;
+}
+
+/** Where the request went (for next-page links), and its headers (a page size a query rule reads from one). */
+export interface RuleLink {
+  origin: string;
+  path: string;
+  headers?: Record<string, string | string[] | undefined>;
 }
 
 export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: ErrorAnswers): RuleAnswers {
@@ -54,18 +62,51 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
     const r = resources.get(name);
     return r === undefined ? pathParams : rules.unaliased(r, pathParams);
   };
+  // Query rules answer their own operation and the page behind a locator (`next`).
+  const queries = new Map<string, { rule: QueryRule; locator?: string }>();
+  for (const [key, rule] of Object.entries(sidecar.query ?? {})) {
+    for (const [k, locator] of [
+      [key, undefined],
+      [rule.next?.operation, rule.next?.param],
+    ] as const) {
+      if (k === undefined) continue;
+      if (!d.operations.some((o) => o.key === k)) throw new Error(`simulator sidecar: query: the description has no operation ${k}`);
+      queries.set(k, { rule, ...(locator !== undefined ? { locator } : {}) });
+    }
+    for (const name of Object.values(rule.resources))
+      if (!resources.has(name) && options.sources?.[name] === undefined)
+        throw new Error(`simulator sidecar: query.${key}.resources: the description has no resource ${name}`);
+  }
+  for (const [key, rule] of Object.entries(sidecar.changed ?? {})) {
+    if (!d.operations.some((o) => o.key === key)) throw new Error(`simulator sidecar: changed: the description has no operation ${key}`);
+    for (const name of Object.values(rule.resources))
+      if (!resources.has(name)) throw new Error(`simulator sidecar: changed.${key}.resources: the description has no resource ${name}`);
+  }
+  for (const [key, rule] of Object.entries(sidecar.deletions ?? {})) {
+    if (!d.operations.some((o) => o.key === key)) throw new Error(`simulator sidecar: deletions: the description has no operation ${key}`);
+    if (sidecar.resources?.[rule.resource]?.soft_delete === undefined)
+      throw new Error(`simulator sidecar: deletions.${key}: resources.${rule.resource} declares no soft_delete (deleted records would not be kept)`);
+  }
   const scrolls = new Map(Object.entries(sidecar.scroll ?? {}).map(([key, rule]) => [key, new Scroll(rule)]));
-  const byRule = (
-    op: Operation,
-    query: Json,
-    body: Json,
-    link: { origin: string; path: string },
-    pathParams: Record<string, string> = {},
-  ): SimResponse | undefined => {
+  const byRule = (op: Operation, query: Json, body: Json, link: RuleLink, pathParams: Record<string, string> = {}): SimResponse | undefined => {
+    const queryRule = queries.get(op.key);
     const searchRule = sidecar.search?.[op.key];
     const scrollRule = sidecar.scroll?.[op.key];
     const listRule = sidecar.pages?.[op.key];
     try {
+      if (queryRule !== undefined) {
+        const { rule, locator } = queryRule;
+        const request = locator === undefined ? { statement: query[rule.param] } : { locator: pathParams[locator] ?? '' };
+        const json = answerQuery(rule, { ...request, headers: link.headers }, (name) => {
+          const src = sourceOf(name);
+          return src.slice(0, src.size()) as Json[];
+        });
+        return { status: op.successStatus, json };
+      }
+      const changed = sidecar.changed?.[op.key];
+      if (changed !== undefined) return { status: op.successStatus, json: changedAnswer(changed, query) };
+      const deletions = sidecar.deletions?.[op.key];
+      if (deletions !== undefined) return { status: op.successStatus, json: deletionsAnswer(deletions, query) };
       if (searchRule !== undefined) {
         const src = sourceOf(searchRule.resource);
         return { status: op.successStatus, json: search(searchRule, src.slice(0, src.size()), body, pathParams) };
@@ -94,6 +135,33 @@ export function ruleAnswers(ctx: OpenApiContext, rules: RecordRules, errors: Err
       throw e;
     }
     return undefined;
+  };
+  /** The records a DELETE soft-deleted (soft_delete), marked in the window the query's since/until params give, each as `item`. */
+  const deletionsAnswer = (rule: DeletionsRule, query: Json): unknown => {
+    const r = resources.get(rule.resource);
+    const [since, until] = [rule.since, rule.until].map((p) => (p === undefined ? undefined : query[p]));
+    const at = (x: Json): number => Date.parse(String(readPath(x, rule.field)));
+    const within = (x: Json): boolean =>
+      (since === undefined || at(x) >= Date.parse(String(since))) && (until === undefined || at(x) <= Date.parse(String(until)));
+    const gone = [...(r?.records.values() ?? [])].map((x) => x.record).filter((x) => r !== undefined && softDeleted(r, x) && within(x));
+    return fill(rule.response, { records: gone.map((x) => fill(rule.item, x)), since, until, count: gone.length });
+  };
+  /** The records of each resource the names parameter lists changed after `since` (soft-deleted ones as stored). */
+  const changedAnswer = (rule: ChangedRule, query: Json): unknown => {
+    const since = Date.parse(String(query[rule.since]));
+    if (Number.isNaN(since)) throw new RuleError('invalid', `${rule.since} must be a date-time`, rule.since);
+    const asked = String(query[rule.names] ?? '')
+      .split(',')
+      .map((n) => n.trim())
+      .filter((n) => n !== '');
+    const groups = asked.map((n) => {
+      const name = Object.keys(rule.resources).find((k) => k.toLowerCase() === n.toLowerCase());
+      if (name === undefined) throw new RuleError('invalid', `${rule.names}: no such entity ${n}`, rule.names);
+      const r = resources.get(rule.resources[name]!);
+      const records = [...(r?.records.values() ?? [])].map((x) => x.record).filter((x) => Date.parse(String(readPath(x, rule.field))) > since);
+      return fill(rule.group, { name, records, count: records.length });
+    });
+    return fill(rule.response, { groups, now: new Date().toISOString() });
   };
   const closeScrolls = (): void => {
     for (const sc of scrolls.values()) sc.close();

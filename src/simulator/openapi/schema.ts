@@ -44,7 +44,10 @@ export function singularOf(name: string): string {
 export function envelopeOf(d: Description, schema: Json | undefined, resource?: string, depth = 0): string | undefined {
   const props = propertiesOf(d, schema);
   const keys = Object.keys(props);
-  const candidates = resource === undefined ? ENVELOPE_KEYS : [...ENVELOPE_KEYS, singularOf(resource)];
+  // The resource's singular in any case too: {"Customer": {...}, "time"} for the resource customer.
+  const singular = resource === undefined ? undefined : singularOf(resource);
+  const named = singular === undefined ? undefined : (keys.find((k) => k === singular) ?? keys.find((k) => k.toLowerCase() === singular.toLowerCase()));
+  const candidates = named === undefined ? ENVELOPE_KEYS : [...ENVELOPE_KEYS, named];
   const key = candidates.find((k) => props[k] !== undefined && !isArraySchema(d, props[k]) && d.resolve(props[k]).type !== 'string');
   const inner = (k: string): string | undefined => {
     if (depth >= 3 || Object.keys(propertiesOf(d, props[k])).some((f) => /^(id|gid|uuid)$/.test(f))) return undefined;

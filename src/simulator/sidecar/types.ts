@@ -1,7 +1,8 @@
 /** The shapes of a simulator sidecar (simulator.yaml), as sidecar.ts describes them. */
 import type { JwtTokensConfig } from '../core/jwt-tokens.ts';
 import type { OAuthConfig } from '../core/oauth.ts';
-import type { ListRule, ScrollRule, SearchRule } from '../rules.ts';
+import type { QueryRule } from '../query-language.ts';
+import type { ChangedRule, DeletionsRule, ListRule, ScrollRule, SearchRule } from '../rules.ts';
 import type { ParentAppend, UniqueRule } from '../store-rules.ts';
 
 export interface ErrorOverride {
@@ -149,6 +150,12 @@ export interface Sidecar {
   search?: Record<string, SearchRule>;
   scroll?: Record<string, ScrollRule>;
   pages?: Record<string, ListRule>;
+  /** Per operation, a statement of a SQL-like query language in a query parameter, answered from a resource's records (query-language.ts). */
+  query?: Record<string, QueryRule>;
+  /** Per operation, the records soft_delete marked in a time window (rules.ts). */
+  deletions?: Record<string, DeletionsRule>;
+  /** Per operation, the records of several resources changed since a time (a change-data-capture feed, rules.ts). */
+  changed?: Record<string, ChangedRule>;
   pools?: Record<string, unknown[]>;
   unknown_query?: 'reject' | 'ignore';
   sandbox?: { credentials?: Record<string, string> };
