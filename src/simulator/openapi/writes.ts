@@ -143,21 +143,7 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
       record[k] = value;
     }
   };
-  /** Body fields that create records of another resource (the sidecar's created_by: a ticket update's comment), taken out of `fields`. */
-  const takeNested = (op: Operation, fields: Json): { resource: Resource; value: Json; echo: string | undefined }[] => {
-    const out: { resource: Resource; value: Json; echo: string | undefined }[] = [];
-    for (const [name, conf] of Object.entries(sidecar.resources ?? {})) {
-      for (const w of conf.created_by ?? []) {
-        if (w.operation !== op.key || !(w.field in fields)) continue;
-        const value = fields[w.field];
-        delete fields[w.field];
-        const resource = resources.get(name);
-        if (resource !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value))
-          out.push({ resource, value: value as Json, echo: w.echo });
-      }
-    }
-    return out;
-  };
+  const takeNested = (op: Operation, fields: Json): Nested => nestedWrites(sidecar, resources, op, fields);
   /** Store the nested records under their parent (the last path param of their list), and echo them into the answer. */
   const applyNested = (nested: { resource: Resource; value: Json; echo: string | undefined }[], parentId: string, json: unknown): void => {
     for (const n of nested) {
@@ -176,4 +162,20 @@ export function writes(ctx: OpenApiContext, rules: RecordRules): Writes {
     }
   };
   return { wrap, unwrapBody, merge, takeNested, applyNested };
+}
+
+/** Body fields that create records of another resource (the sidecar's created_by: a ticket update's comment), taken out of `fields`. */
+function nestedWrites(sidecar: OpenApiContext['sidecar'], resources: OpenApiContext['resources'], op: Operation, fields: Json): Nested {
+  const out: Nested = [];
+  for (const [name, conf] of Object.entries(sidecar.resources ?? {})) {
+    for (const w of conf.created_by ?? []) {
+      if (w.operation !== op.key || !(w.field in fields)) continue;
+      const value = fields[w.field];
+      delete fields[w.field];
+      const resource = resources.get(name);
+      if (resource !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value))
+        out.push({ resource, value: value as Json, echo: w.echo });
+    }
+  }
+  return out;
 }
