@@ -7,6 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getConnector } from '../../src/index.ts';
+import { subscriptionParams } from '../../src/webhooks/ingress.ts';
 import { receiverFor, type ReceiverUnderTest } from '../helpers/webhooks.ts';
 
 const SECRET = 'sb-graph-clientstate-7f3a9c2e';
@@ -79,5 +80,18 @@ describe('outlook webhooks', () => {
     };
     expect(await t.receiver.receive(d)).toEqual({ status: 200, body: 'Validation: Testing client application reachability', contentType: 'text/plain' });
     await expect(t.receiver.receive({ ...d, connectorId: 'conn-other' })).rejects.toMatchObject({ code: 'connector_not_found' });
+  });
+
+  it('subscribes with the connector’s own URL as notificationUrl (hosted fills it in, refuses another)', () => {
+    const ctx = { publicUrl: () => 'https://sb.example' };
+    const row = { id: CONNECTOR, connector_type: 'outlook' };
+    const params = { resource: 'me/messages', change_type: 'created,updated,deleted', expiration_date_time: '2026-12-02T12:00:00Z', client_state: SECRET };
+    expect(subscriptionParams(ctx, row, getConnector('outlook'), 'subscriptions', 'create', params)).toEqual({
+      ...params,
+      notification_url: `https://sb.example/api/v1/webhooks/outlook/${CONNECTOR}`,
+    });
+    expect(() =>
+      subscriptionParams(ctx, row, getConnector('outlook'), 'subscriptions', 'create', { ...params, notification_url: 'https://evil.example/hook' }),
+    ).toThrow(expect.objectContaining({ code: 'webhook_ingress_url_only' }));
   });
 });
