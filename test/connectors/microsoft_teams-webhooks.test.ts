@@ -55,6 +55,9 @@ describe('microsoft_teams webhooks', () => {
       ['channel_messages', ['1764425000000']],
     ]);
     expect(t.syncs).toEqual([CONNECTOR]);
+    const missed = { subscriptionId: '10493aa0-4d29-4df5-bc0c-ef742cc6cd7f', clientState: SECRET, lifecycleEvent: 'missed', resource: channelMsg('1') };
+    expect(await t.receiver.receive(t.delivery(batch(missed), {}, CONNECTOR))).toMatchObject({ body: { events: [{ sync_requested: [CONNECTOR] }] } });
+    expect(t.syncs).toEqual([CONNECTOR, CONNECTOR]);
   });
 
   it('skips a notification with a wrong clientState; refuses a batch with none right', async () => {

@@ -55,6 +55,23 @@ describe('outlook webhooks', () => {
       ['events', ['AAMkAGI2TG93AAA=']],
       ['contacts', []],
     ]);
+
+    // A lifecycle notification: `missed` requests a sync; reauthorizationRequired is acknowledged and ignored.
+    const lifecycle = (lifecycleEvent: string) => ({
+      subscriptionId: '7f105c7d-2dc5-4530-97cd-4e7ae6534c07',
+      subscriptionExpirationDateTime: '2026-12-01T18:23:45.9356913Z',
+      tenantId: TENANT,
+      clientState: SECRET,
+      lifecycleEvent,
+    });
+    const l = await t.receiver.receive(t.delivery(batch(lifecycle('missed'), lifecycle('reauthorizationRequired')), {}, CONNECTOR));
+    expect(l.body).toMatchObject({
+      events: [
+        { topic: 'missed', sync_requested: [CONNECTOR] },
+        { topic: 'reauthorizationRequired', ignored: 'no topic rule' },
+      ],
+    });
+    expect(t.syncs).toEqual([CONNECTOR]);
   });
 
   it('skips a notification whose clientState is wrong (the others applied), and refuses a batch with no good one', async () => {
