@@ -14,7 +14,9 @@
  * a replay) → topic → the attributed connectors (attribution.ts: read from what their credential
  * checks reported; a delivery that may still belong to a connector not resolved yet is 503
  * webhook_attribution_pending, which the vendor retries) → apply. Nothing is stored before the
- * signature verifies. At most `queueLimit` deliveries are processed at once per instance; more
+ * signature verifies. A delivery of several events (`events`: Microsoft Graph's batches) has each
+ * event checked (a passcode per event), routed and applied on its own, and is answered 202.
+ * At most `queueLimit` deliveries are processed at once per instance; more
  * are answered 503 webhook_queue_full with Retry-After, which vendors retry.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
@@ -313,6 +315,7 @@ export class WebhookReceiver {
         const value = getPath(event, field);
         if (typeof value !== 'string' || value === '' || !sameText(value, secret)) {
           refused++;
+          this.o.log?.warn({ connector_type: d.type, event: i }, `webhook: an event whose ${field} is not the secret was skipped`);
           results.push({ refused: `event ${i}: its ${field} is not the webhook secret` });
           continue;
         }
