@@ -182,7 +182,7 @@ signature: {
  */
 scheme: ("hmac" | "jwt" | "passcode")
 /**
- * passcode: the dotted body field carrying it (instead of a header).
+ * passcode: the dotted body field carrying it (instead of a header); with `events`, the field of each event.
  */
 field?: string
 /**
@@ -234,6 +234,10 @@ max_age_seconds?: number
  */
 audience?: "ingress_url"
 }
+/**
+ * A delivery holding several events (scope: body, headers), e.g. Microsoft Graph's "{{body.value}}": each event is checked (a passcode field is read from the event), routed and applied on its own, with `event` in topic, topics and attribution.value; answered 202.
+ */
+events?: string
 /**
  * The delivery id (scope: body, headers); a delivery id seen before is a replay (401). Not for scheme jwt: a token's replay key is its jti, else a hash of the token (the body is not signed).
  */

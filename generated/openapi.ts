@@ -12055,6 +12055,30 @@ export interface components {
             /** @constant */
             entity: "sent_mail";
             params: components["schemas"]["OutlookSentMailCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
+            entity: "subscriptions";
+            params?: components["schemas"]["OutlookSubscriptionsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["OutlookSubscriptionsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["OutlookSubscriptionsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["OutlookSubscriptionsUpdateParams"];
         };
         /** OutlookMailFoldersCreateParams */
         OutlookMailFoldersCreateParams: {
@@ -12223,6 +12247,39 @@ export interface components {
                     name?: string;
                 };
             }[];
+        };
+        /** OutlookSubscriptionsCreateParams */
+        OutlookSubscriptionsCreateParams: {
+            /** @description created, updated, deleted, comma-separated (e.g. created,updated,deleted) */
+            change_type: string;
+            /** @description SWITCHBOARD_OUTLOOK_WEBHOOK_SECRET: every notification carries it back */
+            client_state: string;
+            /**
+             * Format: date-time
+             * @description At most 7 days ahead for Outlook resources
+             */
+            expiration_date_time: string;
+            /** Format: uri */
+            lifecycle_notification_url?: string;
+            /**
+             * Format: uri
+             * @description The connector's webhook URL (hosted: filled in)
+             */
+            notification_url?: string;
+            /** @description me/messages, me/mailFolders('inbox')/messages, me/events or me/contacts */
+            resource: string;
+        };
+        /** OutlookSubscriptionsGetParams */
+        OutlookSubscriptionsGetParams: {
+            subscription_id: string;
+        };
+        /** OutlookSubscriptionsListParams */
+        OutlookSubscriptionsListParams: Record<string, never>;
+        /** OutlookSubscriptionsUpdateParams */
+        OutlookSubscriptionsUpdateParams: {
+            /** Format: date-time */
+            expiration_date_time: string;
+            subscription_id: string;
         };
         /** PatchConnectorRequest */
         PatchConnectorRequest: {

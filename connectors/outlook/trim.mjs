@@ -13,7 +13,7 @@
 // - `/me/sendMail` is the path Graph's reference and clients call (the copy names it by its
 //   namespace-qualified form, /me/microsoft.graph.sendMail, which Graph also accepts);
 // - a send answers 202 Accepted (Graph's reference; the copy says 204);
-// - collection GETs take `$skiptoken`, the opaque cursor Graph writes into @odata.nextLink;
+// - collection GETs (and /subscriptions) take `$skiptoken`, the opaque cursor Graph writes into @odata.nextLink;
 // - the Microsoft identity platform's OAuth 2.0 endpoints (the copy declares no securitySchemes);
 // - `@odata.type` is not required in request bodies (the copy's generator requires it on every
 //   entity; Graph takes a message, event or contact without it, as its reference's examples send).
@@ -37,6 +37,8 @@ const KEEP = {
   '/me/calendars/{calendar-id}': ['get', 'patch'],
   '/me/contacts': ['get', 'post'],
   '/me/contacts/{contact-id}': ['get', 'patch'],
+  '/subscriptions': ['get', 'post'],
+  '/subscriptions/{subscription-id}': ['get', 'patch'],
 };
 const RENAMED = { '/me/microsoft.graph.sendMail': '/me/sendMail' };
 const ADDED = 'connectors/outlook/trim.mjs';
@@ -99,9 +101,11 @@ for (const [path, methods] of Object.entries(KEEP)) {
   if (to !== path) paths[to]['x-added-by'] = ADDED;
   for (const m of methods) if (item[m] === undefined) throw new Error(`${source}: no ${m} ${path}`);
 }
-for (const item of Object.values(paths)) {
+for (const [path, item] of Object.entries(paths)) {
   const get = item.get;
-  if (get === undefined || !get.parameters?.some((p) => p.$ref === '#/components/parameters/top')) continue;
+  // /subscriptions takes no $top, but Graph pages it by @odata.nextLink all the same.
+  if (get === undefined || (path !== '/subscriptions' && !get.parameters?.some((p) => p.$ref === '#/components/parameters/top'))) continue;
+  get.parameters ??= [];
   get.parameters.push({
     name: '$skiptoken',
     in: 'query',

@@ -1105,6 +1105,61 @@ importance?: ("low" | "normal" | "high")
 save_to_sent_items?: boolean
 }
 
+export interface OutlookSubscriptionsRecord {
+id: string
+/**
+ * The resource watched, e.g. me/messages, me/mailFolders('inbox')/messages, me/events
+ */
+resource?: (string | null)
+/**
+ * created, updated, deleted, comma-separated
+ */
+changeType?: (string | null)
+notificationUrl?: (string | null)
+lifecycleNotificationUrl?: (string | null)
+expirationDateTime?: (string | null)
+applicationId?: (string | null)
+creatorId?: (string | null)
+latestSupportedTlsVersion?: (string | null)
+}
+
+export interface OutlookSubscriptionsListParams {
+
+}
+
+export interface OutlookSubscriptionsGetParams {
+subscription_id: string
+}
+
+export interface OutlookSubscriptionsCreateParams {
+/**
+ * me/messages, me/mailFolders('inbox')/messages, me/events or me/contacts
+ */
+resource: string
+/**
+ * created, updated, deleted, comma-separated (e.g. created,updated,deleted)
+ */
+change_type: string
+/**
+ * The connector's webhook URL (hosted: filled in)
+ */
+notification_url?: string
+/**
+ * At most 7 days ahead for Outlook resources
+ */
+expiration_date_time: string
+/**
+ * SWITCHBOARD_OUTLOOK_WEBHOOK_SECRET: every notification carries it back
+ */
+client_state: string
+lifecycle_notification_url?: string
+}
+
+export interface OutlookSubscriptionsUpdateParams {
+subscription_id: string
+expiration_date_time: string
+}
+
 /** What a passing credential check of outlook reports (manifest check.info); null where the upstream gave no value. */
 export interface OutlookCheckInfo {
   "user_id": unknown;
@@ -1145,6 +1200,12 @@ export interface OutlookActions {
   };
   sent_mail: {
     create: { params: OutlookSentMailCreateParams; result: { data: OutlookSentMailRecord } };
+  };
+  subscriptions: {
+    list: { params: OutlookSubscriptionsListParams; result: { data: OutlookSubscriptionsRecord[]; meta: OutlookListMeta } };
+    get: { params: OutlookSubscriptionsGetParams; result: { data: OutlookSubscriptionsRecord } };
+    create: { params: OutlookSubscriptionsCreateParams; result: { data: OutlookSubscriptionsRecord } };
+    update: { params: OutlookSubscriptionsUpdateParams; result: { data: OutlookSubscriptionsRecord } };
   };
 }
 

@@ -20,7 +20,7 @@ export interface CompiledTopic {
 }
 
 export interface CompiledWebhooks {
-  /** passcode: `field` (dotted, in the body) or `header` carries the secret itself; header is '' then. */
+  /** passcode: `field` (dotted, in the body, or in each event with `events`) or `header` carries the secret itself; header is '' then. */
   signature: {
     scheme: 'hmac' | 'jwt' | 'passcode';
     algorithm: 'sha1' | 'sha256';
@@ -43,6 +43,8 @@ export interface CompiledWebhooks {
     audience?: 'ingress_url';
   };
   deliveryId?: Template;
+  /** A delivery holding several events: the list (over body), each then checked, routed and applied with `event`. */
+  events?: Template;
   timestamp?: Template;
   toleranceSeconds: number;
   /** `hmac`: the text whose HMAC (keyed with the signing secret) the response reads as {{hmac}}. */
@@ -72,6 +74,7 @@ export interface WebhooksDef {
     audience?: 'ingress_url';
   };
   delivery_id?: string;
+  events?: string;
   timestamp?: string;
   tolerance_seconds?: number;
   challenge?: { when: string; response?: unknown; hmac?: string; content_type?: 'application/json' | 'text/plain' };

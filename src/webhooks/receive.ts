@@ -14,7 +14,9 @@
  * a replay) → topic → the attributed connectors (attribution.ts: read from what their credential
  * checks reported; a delivery that may still belong to a connector not resolved yet is 503
  * webhook_attribution_pending, which the vendor retries) → apply. Nothing is stored before the
- * signature verifies. At most `queueLimit` deliveries are processed at once per instance; more
+ * signature verifies. A delivery of several events (`events`: Microsoft Graph's batches) has each
+ * event checked (a passcode per event), routed and applied on its own, and is answered 202.
+ * At most `queueLimit` deliveries are processed at once per instance; more
  * are answered 503 webhook_queue_full with Retry-After, which vendors retry.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
@@ -158,7 +160,8 @@ export class WebhookReceiver {
       if (Number(r.numInsertedOrUpdatedRows ?? 0n) === 0) throw new SwitchboardError('webhook_replayed', `Delivery ${deliveryId} was received before`);
     }
     try {
-      return await this.apply(d, manifest, w, ctx, deliveryId ?? `${d.type}:${String(ts ?? this.o.now())}`);
+      const key = deliveryId ?? `${d.type}:${String(ts ?? this.o.now())}`;
+      return w.events !== undefined ? await this.applyEvents(d, manifest, w, ctx, key, secret) : await this.apply(d, manifest, w, ctx, key);
     } catch (e) {
       // Not processed: the vendor's retry of this delivery must not count as a replay.
       if (deliveryId !== undefined)
@@ -181,6 +184,8 @@ export class WebhookReceiver {
   /** The verified JWT's claims (scheme jwt), or undefined (hmac). */
   private async verify(d: Delivery, w: CompiledWebhooks, secret: string, body: unknown): Promise<JWTPayload | undefined> {
     const s = w.signature;
+    // A delivery of several events, each with its own passcode: checked per event (applyEvents).
+    if (s.field !== undefined && w.events !== undefined) return undefined;
     if (s.field !== undefined) {
       // passcode in the body: the secret itself, compared in constant time.
       const value = getPath(body, s.field);
@@ -284,6 +289,42 @@ export class WebhookReceiver {
         connectors: changes.map((c) => ({ connector_id: c.connector_id, added: c.added, updated: c.updated, deleted: c.deleted })),
       },
     };
+  }
+
+  /**
+   * A delivery holding several events (`events`): each is checked (its passcode `field`, when the
+   * signature is one), then routed and applied on its own, with `event` in the templates. An event
+   * whose passcode is missing or wrong is skipped (and counted); a delivery none of whose events
+   * pass is refused (401). Answered 202 with each event's outcome.
+   */
+  private async applyEvents(
+    d: Delivery,
+    manifest: LoadedManifest,
+    w: CompiledWebhooks,
+    ctx: Record<string, unknown>,
+    deliveryId: string,
+    secret: string,
+  ): Promise<DeliveryAnswer> {
+    const events = w.events!.render(ctx);
+    if (!Array.isArray(events)) throw new SwitchboardError('invalid_request', 'The delivery holds no list of events');
+    const field = w.signature.field;
+    const results: unknown[] = [];
+    let refused = 0;
+    for (const [i, event] of events.entries()) {
+      if (field !== undefined) {
+        const value = getPath(event, field);
+        if (typeof value !== 'string' || value === '' || !sameText(value, secret)) {
+          refused++;
+          this.o.log?.warn({ connector_type: d.type, event: i }, `webhook: an event whose ${field} is not the secret was skipped`);
+          results.push({ refused: `event ${i}: its ${field} is not the webhook secret` });
+          continue;
+        }
+      }
+      results.push((await this.apply(d, manifest, w, { ...ctx, event }, `${deliveryId}:${i}`)).body);
+    }
+    if (events.length > 0 && refused === events.length)
+      throw refuse(`None of the delivery's ${events.length} events has the webhook secret as its ${field ?? ''}`);
+    return { status: 202, body: { ok: true, events: results, ...(refused > 0 ? { refused } : {}) } };
   }
 
   /** A notice naming no record (`sync` rule): a sync of each attributed connector is requested. */

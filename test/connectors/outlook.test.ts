@@ -77,4 +77,35 @@ describe('outlook', () => {
       },
     });
   });
+
+  it('subscribes to change notifications: the body sent as its reference names it, and the clientState it echoes kept out of records', async () => {
+    const rt = outlook();
+    const params = {
+      resource: "me/mailFolders('inbox')/messages",
+      change_type: 'created,updated,deleted',
+      notification_url: 'https://sb.example/api/v1/webhooks/outlook/conn_01',
+      expiration_date_time: '2026-12-02T12:00:00Z',
+      client_state: 'sb-graph-clientstate-secret',
+    };
+    const created = ((await rt.execute('subscriptions', 'create', params)) as RecordEnvelope).data as Rec;
+    const sent = sim.requests.at(-1)!;
+    expect([sent.method, sent.path]).toEqual(['POST', '/subscriptions']);
+    expect(JSON.parse(sent.rawBody)).toEqual({
+      changeType: 'created,updated,deleted',
+      notificationUrl: 'https://sb.example/api/v1/webhooks/outlook/conn_01',
+      resource: "me/mailFolders('inbox')/messages",
+      expirationDateTime: '2026-12-02T12:00:00Z',
+      clientState: 'sb-graph-clientstate-secret',
+    });
+    expect(created).toMatchObject({ resource: "me/mailFolders('inbox')/messages" });
+    expect(JSON.stringify(created)).not.toContain('sb-graph-clientstate');
+    const listed = ((await rt.execute('subscriptions', 'list', {})) as ListEnvelope).data as Rec[];
+    expect(listed.length).toBeGreaterThan(0);
+    expect(JSON.stringify(listed)).not.toContain('sb-graph-clientstate');
+    const renewed = (
+      (await rt.execute('subscriptions', 'update', { subscription_id: created['id'], expiration_date_time: '2026-12-04T12:00:00Z' })) as RecordEnvelope
+    ).data as Rec;
+    expect(JSON.parse(sim.requests.at(-1)!.rawBody)).toEqual({ expirationDateTime: '2026-12-04T12:00:00Z' });
+    expect(renewed).not.toHaveProperty('clientState');
+  });
 });

@@ -13,6 +13,8 @@ const DELIVERY_ROOTS = new Set(['body', 'headers']);
 const CHALLENGE_ROOTS = new Set(['body', 'headers', 'query']);
 /** Scheme jwt: the verified token's claims are `token`. */
 const JWT_ROOTS = new Set(['body', 'headers', 'token']);
+/** With `events`: the event being routed is `event`. */
+const EVENT_ROOTS = new Set(['body', 'headers', 'event']);
 
 /**
  * Compile the section; each problem is reported through `problem` with its path under
@@ -70,7 +72,9 @@ export function compileWebhooks(
     else if (!declared.includes(w.subscribe.url_param))
       add(['subscribe', 'url_param'], `${w.subscribe.entity}.${w.subscribe.action} has no param "${w.subscribe.url_param}"`);
   }
-  const valueRoots = s.scheme === 'jwt' ? JWT_ROOTS : DELIVERY_ROOTS;
+  // With `events`, the routing templates also read the event at hand.
+  const routeRoots = w.events !== undefined ? EVENT_ROOTS : DELIVERY_ROOTS;
+  const valueRoots = s.scheme === 'jwt' ? new Set([...JWT_ROOTS, ...routeRoots]) : routeRoots;
   if (w.attribution.by === 'payload' && (w.attribution.value === undefined || w.attribution.info === undefined))
     add(['attribution'], 'attribution by payload needs value (the id in the delivery) and info (the check info key it equals)');
   const topics: CompiledTopic[] = [];
@@ -87,11 +91,11 @@ export function compileWebhooks(
       topics.push({ match: t.match, entity: t.entity, sync: true, delete: false });
       return;
     }
-    const id = t.id === undefined ? undefined : tpl(['topics', i, 'id'], t.id);
-    const record = t.record !== undefined ? tpl(['topics', i, 'record'], t.record) : undefined;
+    const id = t.id === undefined ? undefined : tpl(['topics', i, 'id'], t.id, routeRoots);
+    const record = t.record !== undefined ? tpl(['topics', i, 'record'], t.record, routeRoots) : undefined;
     const getParams: [string, Template][] = [];
     for (const [k, src] of Object.entries(t.get_params ?? {})) {
-      const c = tpl(['topics', i, 'get_params', k], src, new Set([...DELIVERY_ROOTS, 'id']));
+      const c = tpl(['topics', i, 'get_params', k], src, new Set([...routeRoots, 'id']));
       if (c) getParams.push([k, c]);
     }
     if (id)
@@ -105,7 +109,8 @@ export function compileWebhooks(
         delete: t.delete === true,
       });
   });
-  const topic = tpl(['topic'], w.topic);
+  const topic = tpl(['topic'], w.topic, routeRoots);
+  const events = w.events !== undefined ? tpl(['events'], w.events) : undefined;
   const deliveryId = w.delivery_id !== undefined ? tpl(['delivery_id'], w.delivery_id) : undefined;
   const timestamp = w.timestamp !== undefined ? tpl(['timestamp'], w.timestamp) : undefined;
   const value = w.attribution.value !== undefined ? tpl(['attribution', 'value'], w.attribution.value, valueRoots) : undefined;
@@ -145,6 +150,7 @@ export function compileWebhooks(
       ...(s.audience !== undefined ? { audience: s.audience } : {}),
     },
     ...(deliveryId ? { deliveryId } : {}),
+    ...(events ? { events } : {}),
     ...(timestamp ? { timestamp } : {}),
     toleranceSeconds: w.tolerance_seconds ?? 300,
     ...(when !== undefined && response !== undefined
