@@ -117,7 +117,7 @@ describeEachDialect('connect sessions on %s', (dialect) => {
   it.each([
     [
       'an unknown connector type',
-      { customer_name: 'a', allowed_connector_types: ['granola', 'salesforce'] },
+      { customer_name: 'a', allowed_connector_types: ['granola', 'no_such_connector'] },
       400,
       'unknown_connector_type',
       '/allowed_connector_types/1',

@@ -277,7 +277,7 @@ describeEachDialect('hosted service on %s', (dialect) => {
     const bad: [string, () => RequestInitLike, number, string, string?][] = [
       [
         'an unknown connector type',
-        () => ({ body: { customer_name: 'c', connector_type: 'salesforce', name: 'n', credentials: { api_key: 'k' } } }),
+        () => ({ body: { customer_name: 'c', connector_type: 'no_such_connector', name: 'n', credentials: { api_key: 'k' } } }),
         400,
         'unknown_connector_type',
         '/connector_type',
