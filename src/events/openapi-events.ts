@@ -210,7 +210,23 @@ export function eventsOpenApiPaths(h: OpenApiHelpers): Record<string, Schema> {
       requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
       responses: {
         200: { description: 'Applied, acknowledged, or the challenge echoed', content: h.json({ type: 'object', additionalProperties: true }) },
+        202: {
+          description: "A delivery of several events (the manifest's webhooks.events), each applied or skipped: the outcome of each",
+          content: h.json({ type: 'object', additionalProperties: true }),
+        },
         ...h.problems(400, 401, 404, 413, 501, 503),
+      },
+    },
+    get: {
+      operationId: `${operationId}Handshake`,
+      summary: "A vendor's check of this URL with a challenge in the query (public)",
+      description:
+        "Some vendors verify a webhook URL with a GET carrying a challenge in the query (Dropbox's `?challenge=`): answered as the manifest's `webhooks.challenge` says, as text/plain with `X-Content-Type-Options: nosniff`. Anything else is a delivery without a body, refused by its signature check (401).",
+      security: [],
+      parameters: [typeParam, ...extra],
+      responses: {
+        200: { description: 'The challenge echoed', content: { 'text/plain': { schema: { type: 'string' } } } },
+        ...h.problems(400, 401, 404, 501, 503),
       },
     },
   });
