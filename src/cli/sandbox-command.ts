@@ -1,5 +1,5 @@
 /** `switchboard sandbox`: start every upstream simulator and print base URLs + sample credentials. */
-import { basename, dirname } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { dataDir, failWith, listenError, portArg, CONNECTORS_OPTION, collect } from './cli-support.ts';
 
@@ -27,7 +27,8 @@ export function registerSandboxCommand(program: Command): void {
         // Only manifests from outside the built-in folder (or of a built-in without a simulator) are
         // loaded for it: validating every built-in manifest would double the start-up.
         const { manifestFiles, loadManifestFile, CONNECTORS_DIR } = await import('../manifest/index.ts');
-        const served = (file: string): boolean => dirname(dirname(file)) === CONNECTORS_DIR && sandbox.connectors[basename(dirname(file))] !== undefined;
+        const served = (file: string): boolean =>
+          dirname(dirname(file)) === resolve(CONNECTORS_DIR) && sandbox.connectors[basename(dirname(file))] !== undefined;
         for (const m of manifestFiles()
           .filter((f) => !served(f))
           .map((f) => loadManifestFile(f))) {
