@@ -1,4 +1,5 @@
 /** `switchboard sandbox`: start every upstream simulator and print base URLs + sample credentials. */
+import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { dataDir, failWith, listenError, portArg, CONNECTORS_OPTION, collect } from './cli-support.ts';
 
@@ -23,8 +24,15 @@ export function registerSandboxCommand(program: Command): void {
         });
         process.stdout.write(JSON.stringify(printable(sandbox), null, 2) + '\n');
         // Connectors of --connectors directories have no built-in simulator: say so, and how to get one.
-        const { connectorRegistry } = await import('../manifest/index.ts');
-        for (const [type, m] of connectorRegistry()) {
+        // Only manifests from outside the built-in folder (or of a built-in without a simulator) are
+        // loaded for it: validating every built-in manifest would double the start-up.
+        const { manifestFiles, loadManifestFile, CONNECTORS_DIR } = await import('../manifest/index.ts');
+        const served = (file: string): boolean =>
+          dirname(dirname(file)) === resolve(CONNECTORS_DIR) && sandbox.connectors[basename(dirname(file))] !== undefined;
+        for (const m of manifestFiles()
+          .filter((f) => !served(f))
+          .map((f) => loadManifestFile(f))) {
+          const type = m.type;
           if (sandbox.connectors[type] !== undefined || sandbox.missing.includes(type)) continue;
           const vd = m.vendorDescription;
           process.stderr.write(`No simulator for ${type} (${m.file})${vd !== undefined ? `: run \`switchboard simulate --${vd.format} ${vd.file}\`` : ''}\n`);

@@ -11,6 +11,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { parseYaml as parseManifestYaml } from '../manifest/yaml-source.ts';
 import { CONNECTORS_DIR } from '../manifest/connectors-dir.ts';
 import { codedSimulators, type AnySimulator, type SandboxSimulatorEntry } from './sandbox-hooks.ts';
 import { readSandboxState, writeSandboxState, type SandboxKind } from './sandbox-state.ts';
@@ -38,7 +39,7 @@ export function describedSimulators(dir: string, coded: ReadonlySet<string> = ne
     const manifestFile = join(dir, type, 'connector.yaml');
     const sidecarFile = join(dir, type, 'simulator.yaml');
     if (!existsSync(manifestFile) || !existsSync(sidecarFile)) continue;
-    const vd = (parseYaml(readFileSync(manifestFile, 'utf8')) as { vendor_description?: { path?: unknown; format?: unknown } } | null)?.vendor_description;
+    const vd = (manifestValue(readFileSync(manifestFile, 'utf8')) as { vendor_description?: { path?: unknown; format?: unknown } } | null)?.vendor_description;
     if ((vd?.format !== 'openapi' && vd?.format !== 'graphql') || typeof vd.path !== 'string') continue;
     const descriptionFile = join(dir, type, vd.path);
     const format = vd.format;
@@ -65,6 +66,12 @@ export function describedSimulators(dir: string, coded: ReadonlySet<string> = ne
     });
   }
   return entries;
+}
+
+/** A manifest's value, parsed fast (js-yaml, as the manifest loader does); text it refuses throws `yaml`'s error as before. */
+function manifestValue(text: string): unknown {
+  const parsed = parseManifestYaml(text);
+  return 'source' in parsed ? parsed.source.value : parseYaml(text);
 }
 
 /** Every simulator the sandbox knows; the array index fixes each one's port under basePort. */
