@@ -22,6 +22,7 @@
 // $expand names them) and discriminator mappings (every derived type of an entity) are left out.
 import { readFileSync } from 'node:fs';
 import { reachedComponents, sortedComponents } from '../../scripts/openapi-extract.mjs';
+import { shortDescriptions, withoutNavigation as withoutGraphNavigation } from '../_shared/microsoft-trim.mjs';
 
 /** The operations the manifest uses, by path (the copy's path, and the path we serve it at). */
 const KEEP = {
@@ -50,43 +51,7 @@ if (!source) {
 }
 const doc = JSON.parse(readFileSync(source, 'utf8'));
 
-/** Descriptions cut to their first sentence, at most 240 characters; externalDocs kept. */
-function shortDescriptions(value) {
-  if (Array.isArray(value)) return value.map(shortDescriptions);
-  if (value === null || typeof value !== 'object') return value;
-  const out = {};
-  for (const [k, v] of Object.entries(value)) {
-    if (k === 'description' && typeof v === 'string') {
-      const first = v.split(/(?<=\.)\s/)[0].trim();
-      out[k] = first.length > 240 ? `${first.slice(0, 237)}...` : first;
-    } else out[k] = shortDescriptions(v);
-  }
-  return out;
-}
-
-/** Without navigation properties and discriminators (each would pull in much of Graph). */
-function withoutNavigation(value) {
-  if (Array.isArray(value)) return value.map(withoutNavigation);
-  if (value === null || typeof value !== 'object') return value;
-  const out = {};
-  if (Array.isArray(value.required) && value.required.includes('@odata.type')) out['x-added-by'] = ADDED;
-  for (const [k, v] of Object.entries(value)) {
-    if (k === 'discriminator') continue;
-    if (k === 'required' && Array.isArray(v)) {
-      const rest = v.filter((r) => r !== '@odata.type');
-      if (rest.length > 0) out[k] = rest;
-      continue;
-    }
-    if (k === 'properties' && v !== null && typeof v === 'object') {
-      out[k] = Object.fromEntries(
-        Object.entries(v)
-          .filter(([, p]) => p?.['x-ms-navigationProperty'] !== true)
-          .map(([n, p]) => [n, withoutNavigation(p)]),
-      );
-    } else out[k] = withoutNavigation(v);
-  }
-  return out;
-}
+const withoutNavigation = (value) => withoutGraphNavigation(value, ADDED);
 
 const paths = {};
 for (const [path, methods] of Object.entries(KEEP)) {
