@@ -7,8 +7,10 @@
  * A scoped token is never wider than its application: both lists apply (an intersection), so
  * narrowing the application narrows every token it minted at once.
  *
- * The rules are read once per authenticated request (one primary-key query, in a preHandler hook)
- * and put on the principal; authorizeAccess is the one decision, called by execute (search
+ * The rules are read for each authenticated request that reaches a connector (in a preHandler hook)
+ * through a short-lived cache (lookup-cache.ts, like the token and connector lookups: a change made
+ * through this instance applies at once, one made through another within
+ * SWITCHBOARD_LOOKUP_CACHE_MS) and put on the principal; authorizeAccess is the one decision, called by execute (search
  * included), the change feed, the proxy and the hosted MCP tools alike. An allow-list of entities
  * or actions refuses the proxy, which could reach any of the vendor's endpoints.
  */
@@ -21,6 +23,7 @@ import type { ServiceContext } from '../context.ts';
 import type { OperationsTables } from '../ops/operations-migrations.ts';
 import { sha256Hex } from './secrets.ts';
 import { accessTokenId } from './token-revocation.ts';
+import { LookupCache } from '../connectors/lookup-cache.ts';
 
 /** One allow-list; an absent field allows everything of its kind. */
 export interface AccessRules {
@@ -74,8 +77,26 @@ export async function readRules(ctx: ServiceContext, subjectId: string): Promise
   return row === undefined ? undefined : (JSON.parse(row.rules) as AccessRules);
 }
 
+type Permissions = NonNullable<Principal['permissions']>;
+/** The rules in force by subject list (application, scoped token), per service context. */
+const cachedRules = new WeakMap<ServiceContext, LookupCache<Permissions>>();
+function rulesCache(ctx: ServiceContext): LookupCache<Permissions> {
+  let cache = cachedRules.get(ctx);
+  if (cache === undefined) cachedRules.set(ctx, (cache = new LookupCache({ ttlMs: ctx.config.lookupCacheMs, now: ctx.now })));
+  return cache;
+}
+
 /** Store (or, with null, remove) a subject's allow-list; one row per subject, last write wins. */
 export async function writeRules(ctx: ServiceContext, applicationId: string, subjectId: string, rules: AccessRules | null): Promise<void> {
+  try {
+    await storeRules(ctx, applicationId, subjectId, rules);
+  } finally {
+    // Whatever this instance cached may name the subject: read again (a load running now does not store its older answer).
+    rulesCache(ctx).clear();
+  }
+}
+
+async function storeRules(ctx: ServiceContext, applicationId: string, subjectId: string, rules: AccessRules | null): Promise<void> {
   if (rules === null) {
     await db(ctx).deleteFrom('access_permissions').where('subject_id', '=', subjectId).where('application_id', '=', applicationId).execute();
     return;
@@ -100,22 +121,37 @@ function normalize(rules: AccessRules): AccessRules {
   return out;
 }
 
-/** The rules in force for a request's principal: its application's, and a scoped token's own. */
-async function loadPermissions(ctx: ServiceContext, request: FastifyRequest, principal: Principal): Promise<void> {
+/** The rules in force for a request's principal: its application's, and a scoped token's own (no promise when cached). */
+function loadPermissions(ctx: ServiceContext, request: FastifyRequest, principal: Principal): Promise<void> | undefined {
   const subjects = [applicationSubject(principal.applicationId)];
   let tokenSubject: string | undefined;
   if (principal.customerName !== null) {
     const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '');
     if (bearer !== null) subjects.push((tokenSubject = accessTokenId(sha256Hex(bearer[1] as string))));
   }
+  const cache = rulesCache(ctx);
+  const key = subjects.join(' ');
+  const hit = cache.peek(key);
+  if (hit !== undefined) {
+    principal.permissions = hit;
+    return undefined;
+  }
+  return cache
+    .get(key, () => readPermissions(ctx, subjects, tokenSubject))
+    .then((found) => {
+      principal.permissions = found ?? [];
+    });
+}
+
+async function readPermissions(ctx: ServiceContext, subjects: string[], tokenSubject: string | undefined): Promise<Permissions> {
   const rows = await db(ctx).selectFrom('access_permissions').select(['subject_id', 'rules']).where('subject_id', 'in', subjects).execute();
   const found = new Map(rows.map((r) => [r.subject_id, JSON.parse(r.rules) as AccessRules]));
-  const permissions: NonNullable<Principal['permissions']> = [];
+  const permissions: Permissions = [];
   const app = found.get(subjects[0] as string);
   if (app !== undefined) permissions.push({ source: 'application', rules: app });
   const token = tokenSubject === undefined ? undefined : found.get(tokenSubject);
   if (token !== undefined) permissions.push({ source: 'token', rules: token });
-  principal.permissions = permissions;
+  return permissions;
 }
 
 /** Routes that reach a connector or show the lists: a connector_id route, MCP, /api/v1/account/permissions. */
@@ -124,9 +160,13 @@ const needsPermissions = (url: string | undefined): boolean =>
 
 /** Load the allow-lists of the authenticated requests that need them (before their handler). */
 export function installPermissions(app: FastifyInstance, ctx: ServiceContext): void {
-  app.addHook('preHandler', async (request) => {
+  // Callback style: a cached answer goes on without a promise (one fewer microtask hop per request).
+  app.addHook('preHandler', (request, _reply, done) => {
     const principal = request.principal;
-    if (principal !== null && principal !== undefined && needsPermissions(request.routeOptions.url)) await loadPermissions(ctx, request, principal);
+    const loading =
+      principal !== null && principal !== undefined && needsPermissions(request.routeOptions.url) ? loadPermissions(ctx, request, principal) : undefined;
+    if (loading === undefined) done();
+    else loading.then(() => done(), done);
   });
 }
 

@@ -7,11 +7,12 @@
  * status codes, error codes of the registry, outcome words) or from names the manifests declare
  * (connector types, entity.action). Never a customer, organization, connector id or URL.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { sql, type Kysely } from 'kysely';
 import { ERROR_CODES } from '../../errors/index.ts';
 import { addObserver, type Observer } from '../../observe/hooks.ts';
 import type { Database } from '../../store/index.ts';
+import { SeriesCounter, SeriesHistogram, type CounterSeries, type HistogramSeries } from './metric-series.ts';
 
 /** Every metric family Switchboard itself defines (the default Node.js ones come on top: process_*, nodejs_*). */
 export const METRIC_FAMILIES = {
@@ -44,8 +45,8 @@ export function upstreamOutcome(status: number | undefined, errorCode: string | 
 
 export interface ServiceMetrics {
   registry: Registry;
-  http: Histogram<'method' | 'route' | 'status_code'>;
-  webhooksIn: Counter<'connector_type' | 'outcome'>;
+  http: SeriesHistogram<'method' | 'route' | 'status_code'>;
+  webhooksIn: SeriesCounter<'connector_type' | 'outcome'>;
   /** Databases whose pool and outbox are reported (one per app in this process). */
   databases: Set<MeteredDatabase>;
 }
@@ -111,101 +112,114 @@ function createMetrics(): ServiceMetrics {
   // process_* and nodejs_*: CPU, memory, handles, GC, and the event loop's delay (nodejs_eventloop_lag_*).
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
   const registers = [registry];
-  const http = new Histogram({
+  const http = new SeriesHistogram({
     name: METRIC_FAMILIES.http,
     help: 'Requests answered, by method, route template and status code, with their latency',
     labelNames: ['method', 'route', 'status_code'],
     buckets: SECONDS,
     registers,
   });
-  const calls = new Counter({
+  const calls = new SeriesCounter({
     name: METRIC_FAMILIES.upstreamCalls,
     help: 'Upstream API calls (all attempts of one call), by connector type, entity.action and outcome (status class, or the error code when no answer came)',
     labelNames: ['connector_type', 'action', 'outcome'],
     registers,
   });
-  const duration = new Histogram({
+  const duration = new SeriesHistogram({
     name: METRIC_FAMILIES.upstreamDuration,
     help: 'Duration of upstream calls, throttle waits and retries included, by connector type',
     labelNames: ['connector_type'],
     buckets: SECONDS,
     registers,
   });
-  const retries = new Counter({
+  const retries = new SeriesCounter({
     name: METRIC_FAMILIES.upstreamRetries,
     help: 'Upstream attempts retried (after a 429, a 5xx or a timeout), by connector type and entity.action',
     labelNames: ['connector_type', 'action'],
     registers,
   });
-  const waited = new Counter({
+  const waited = new SeriesCounter({
     name: METRIC_FAMILIES.upstreamWait,
     help: "Seconds upstream calls waited for their connector's throttle and between retries, by connector type",
     labelNames: ['connector_type'],
     registers,
   });
-  const bytes = new Counter({
+  const bytes = new SeriesCounter({
     name: METRIC_FAMILIES.upstreamBytes,
     help: 'Upstream response body bytes received, by connector type',
     labelNames: ['connector_type'],
     registers,
   });
-  const runs = new Counter({
+  const runs = new SeriesCounter({
     name: METRIC_FAMILIES.syncRuns,
     help: 'Sync runs ended, by connector type and outcome (completed, failed)',
     labelNames: ['connector_type', 'outcome'],
     registers,
   });
-  const written = new Counter({
+  const written = new SeriesCounter({
     name: METRIC_FAMILIES.syncRecords,
     help: 'Records written by sync runs, by connector type and change (added, updated, deleted)',
     labelNames: ['connector_type', 'change'],
     registers,
   });
-  const runDuration = new Histogram({
+  const runDuration = new SeriesHistogram({
     name: METRIC_FAMILIES.syncDuration,
     help: 'Duration of sync runs, by connector type and outcome',
     labelNames: ['connector_type', 'outcome'],
     buckets: [1, 5, 15, 60, 300, 900, 1800, 3600, 7200],
     registers,
   });
-  const webhooksIn = new Counter({
+  const webhooksIn = new SeriesCounter({
     name: METRIC_FAMILIES.webhooksIn,
     help: 'Vendor webhook deliveries received, by connector type and outcome (accepted, refused, busy: 503 for the vendor to retry, failed)',
     labelNames: ['connector_type', 'outcome'],
     registers,
   });
-  const webhooksOut = new Counter({
+  const webhooksOut = new SeriesCounter({
     name: METRIC_FAMILIES.webhooksOut,
     help: 'Outgoing webhook deliveries, by outcome (queued, delivered, retried: failed and will retry, failed: given up)',
     labelNames: ['outcome'],
     registers,
   });
-  const lag = new Histogram({
+  const lag = new SeriesHistogram({
     name: METRIC_FAMILIES.outboxLag,
     help: 'Time from an event to each delivery attempt of it',
     buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 21600, 86400],
     registers,
   });
   const databases = databaseGauges(registers);
-  // Series bound once per label set (bounded: manifest names and closed sets): no label hashing per call.
-  const bound = new Map<string, { calls: Counter.Internal; duration: Histogram.Internal<string> }>();
+  // Series bound once per label set (bounded: manifest names and closed sets): a map lookup per call, no label hashing.
+  interface Bound {
+    calls: CounterSeries<string>;
+    duration: HistogramSeries<string>;
+    retries: CounterSeries<string>;
+    waited: CounterSeries<string>;
+    bytes: CounterSeries<string>;
+  }
+  const bound = new Map<string, Bound>();
   const observer: Observer = {
     upstream: (info) => ({
       end: (r) => {
-        const type = info.connectorType;
-        const action = `${info.entity}.${info.action}`;
         const outcome = upstreamOutcome(r.status, r.errorCode);
-        const key = `${type} ${action} ${outcome}`;
+        const key = `${info.connectorType} ${info.entity}.${info.action} ${outcome}`;
         let b = bound.get(key);
         if (b === undefined) {
-          b = { calls: calls.labels({ connector_type: type, action, outcome }), duration: duration.labels({ connector_type: type }) };
+          const connector_type = info.connectorType;
+          const action = `${info.entity}.${info.action}`;
+          b = {
+            calls: calls.labels({ connector_type, action, outcome }),
+            duration: duration.labels({ connector_type }),
+            retries: retries.labels({ connector_type, action }),
+            waited: waited.labels({ connector_type }),
+            bytes: bytes.labels({ connector_type }),
+          };
           bound.set(key, b);
         }
         b.calls.inc();
         b.duration.observe(r.durationMs / 1000);
-        if (r.retries > 0) retries.inc({ connector_type: type, action }, r.retries);
-        if (r.waitedMs > 0) waited.inc({ connector_type: type }, r.waitedMs / 1000);
-        if (r.bytes > 0) bytes.inc({ connector_type: type }, r.bytes);
+        if (r.retries > 0) b.retries.inc(r.retries);
+        if (r.waitedMs > 0) b.waited.inc(r.waitedMs / 1000);
+        if (r.bytes > 0) b.bytes.inc(r.bytes);
       },
     }),
     syncRun: (type) => ({

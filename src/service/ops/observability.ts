@@ -11,9 +11,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { Histogram } from 'prom-client';
 import type { ServiceContext } from '../context.ts';
 import { serviceMetrics, type ServiceMetrics } from './metrics.ts';
+import type { HistogramSeries } from './metric-series.ts';
 import { problem, sendProblem } from '../http/problem.ts';
 
 declare module 'fastify' {
@@ -35,7 +35,7 @@ function webhookOutcome(status: number): string {
 /** Count each answered request (and vendor webhook delivery) by its route template, never its URL. */
 function observeRequests(app: FastifyInstance, ctx: ServiceContext, m: ServiceMetrics): void {
   // Each (method, route, status) series bound once: no label hashing per request.
-  const series = new Map<string, Histogram.Internal<'method' | 'route' | 'status_code'>>();
+  const series = new Map<string, HistogramSeries<'method' | 'route' | 'status_code'>>();
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url;
     const key = `${request.method} ${route ?? ''} ${reply.statusCode}`;
