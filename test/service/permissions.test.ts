@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { createClient } from '../../src/client/hosted.ts';
 import type { CreatedApplication } from '../../src/service/index.ts';
-import { describeEachDialect, fakeUpstream, openApiErrors, startHosted, type Harness, type Reply } from './helpers.ts';
+import { describeEachDialect, fakeUpstream, openApiErrors, startHarness, startHosted, type Harness, type Reply } from './helpers.ts';
 
 const CONNECTORS = '/api/v1/integrations/connectors';
 const PERMISSIONS = '/api/v1/account/permissions';
@@ -264,5 +264,28 @@ describeEachDialect('permissions on %s', (dialect) => {
       actor_token_kind: 'application',
     });
     expect(last.details).toEqual({ connector_types: ['granola'], read_only: true });
+  });
+
+  it('another instance applies a change once its cached read lapses (SWITCHBOARD_LOOKUP_CACHE_MS), the storing one at once', async () => {
+    // A second instance on the same database, with a long cache and its own clock: no timing in the test.
+    const ttl = 60_000;
+    const b = await startHarness(dialect, {
+      database: h.db,
+      config: { lookupCacheMs: ttl, upstreamThrottle: false, connectorTypes: { granola: { baseUrl: `${up.url}/base` } } },
+    });
+    try {
+      const viaB = () => b.request('POST', `${CONNECTORS}/${id}/execute`, { token, body: { entity: 'notes', action: 'list', params: {} } });
+      expect((await viaB()).status).toBe(200);
+      await setPermissions({ connector_types: ['hubspot'] });
+      expect((await execute(token, 'notes', 'list')).status).toBe(403);
+      // B read "no list" less than its cache time ago.
+      expect((await viaB()).status).toBe(200);
+      b.clock.offsetMs += ttl;
+      const refused = await viaB();
+      expect(refused.status, refused.text).toBe(403);
+      expect(refused.body.code).toBe('permission_denied');
+    } finally {
+      await b.close();
+    }
   });
 });
