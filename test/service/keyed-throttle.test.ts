@@ -23,7 +23,7 @@ const ref = (key: string): BucketRef => ({ id: bucketId(rate, key), rate });
 
 async function backends(kind: 'postgres' | 'redis'): Promise<[LimitBackend, LimitBackend]> {
   const config = defaultServiceConfig({ databaseUrl: PG_URL!, ...(kind === 'redis' ? { redisUrl: REDIS_URL! } : {}) });
-  const db = { dialect: 'postgres' as const, schema: undefined };
+  const db = { dialect: 'postgres' as const };
   return [await createLimitBackend(config, db), await createLimitBackend(config, db)];
 }
 
