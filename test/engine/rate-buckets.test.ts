@@ -192,3 +192,19 @@ describe('the loader', () => {
     expect(problems(ok)).toEqual([]);
   });
 });
+
+describe('docs/manifest.md', () => {
+  it('the Rate-limit buckets example loads (its action over Granola’s notes create)', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { parse } = await import('yaml');
+    const doc = readFileSync('docs/manifest.md', 'utf8');
+    const block = /<!-- rate-limit-example -->\n```yaml\n([\s\S]*?)```/.exec(doc)?.[1];
+    const example = parse(block ?? '') as Rec;
+    const own = example.entities.records.actions.create.rate_limit as Rec;
+    const text = mutate((m) => {
+      m.rate_limit = example.rate_limit;
+      m.entities.notes.actions.get.rate_limit = { ...own, key: own.key.replace('params.channel', 'params.note_id') };
+    });
+    expect(problems(text)).toEqual([]);
+  });
+});
