@@ -472,7 +472,7 @@ timeout_ms?: number
 max_response_bytes?: number
 }
 /**
- * Client-side throttle: a token bucket refilled at requests/window_ms, holding at most burst.
+ * Client-side throttle: a token bucket refilled at requests/window_ms, holding at most burst; one per connector, or one per rendered key.
  * 
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "RateLimit".
@@ -484,6 +484,46 @@ window_ms: number
  * Bucket size; default requests.
  */
 burst?: number
+/**
+ * A template over params, credentials, config and action ("<entity>.<action>") naming the bucket a call takes from: one bucket per key, each at this rate, instead of one per connector.
+ */
+key?: string
+/**
+ * Most keyed buckets kept per connector; the least recently used are dropped. Default 1000.
+ */
+max_keys?: number
+global?: Rate
+headers?: RateLimitHeaders
+}
+/**
+ * A limit over every call of the connector, whatever its bucket (the account's, above per-key or per-action buckets).
+ */
+export interface Rate {
+requests: number
+window_ms: number
+/**
+ * Bucket size; default requests.
+ */
+burst?: number
+}
+/**
+ * Learn from every answer: when `remaining` says 0, the call's bucket waits `reset_after` before its next call instead of running into a 429.
+ * 
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "RateLimitHeaders".
+ */
+export interface RateLimitHeaders {
+/**
+ * Header with the requests left in the bucket.
+ */
+remaining: string
+/**
+ * Header saying when the bucket refills.
+ */
+reset_after: {
+name: string
+format: ("seconds" | "unix_seconds" | "unix_ms" | "http_date")
+}
 }
 /**
  * This interface was referenced by `Manifest`'s JSON-Schema
@@ -1098,6 +1138,7 @@ pagination?: Pagination
  * May be retried after a failure; default true for list/get, false for create/update.
  */
 retry_safe?: boolean
+rate_limit?: ActionRateLimit
 }
 /**
  * A JSON Schema for one param, plus `required` (boolean, default false).
@@ -1279,6 +1320,24 @@ variables?: {
 }
 }
 /**
+ * The action's own bucket (its tier), instead of the connector's rate_limit bucket; rate_limit.global still applies.
+ * 
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "ActionRateLimit".
+ */
+export interface ActionRateLimit {
+requests: number
+window_ms: number
+/**
+ * Bucket size; default requests.
+ */
+burst?: number
+/**
+ * A template over params, credentials, config and action: one bucket per key; default the action ("<entity>.<action>"). Actions giving the same key and rate share a bucket.
+ */
+key?: string
+}
+/**
  * This interface was referenced by `Manifest`'s JSON-Schema
  * via the `definition` "Sync".
  */
@@ -1455,4 +1514,18 @@ fields: {
 sources?: {
 [k: string]: string | undefined
 }
+}
+/**
+ * A token bucket: requests per window_ms, bursts of at most burst.
+ * 
+ * This interface was referenced by `Manifest`'s JSON-Schema
+ * via the `definition` "Rate".
+ */
+export interface Rate1 {
+requests: number
+window_ms: number
+/**
+ * Bucket size; default requests.
+ */
+burst?: number
 }

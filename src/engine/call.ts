@@ -10,6 +10,7 @@ import type { UpstreamSend } from '../http/upstream-transport.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import type { RuntimeCredentials } from './credentials.ts';
 import type { CallTrack } from './observed-call.ts';
+import { learnedWaitMs } from './rate-buckets.ts';
 import type { CallContext, CallOptions, CallPlan, CallStats, RawResult, Rendered } from './types.ts';
 
 /** What a call needs of its runtime. */
@@ -67,17 +68,20 @@ export async function runCall(
     const { url, init } = plan.render(callContext, authorization);
     const sentToken = auth.mintedToken;
     const sentAccessToken = auth.credentials['access_token'];
-    await awaitSlot(host, options, deadline, stats);
+    await awaitSlot(host, plan, options, deadline, stats);
     stats.attempts += 1;
     const attemptMs = Math.max(1, Math.min(host.timeoutMs, deadline - Date.now()));
     const outcome = await sendAttempt(host, plan, url, init, signal, attemptMs, track);
-    if (!(outcome instanceof SwitchboardError)) return outcome;
+    if (!(outcome instanceof SwitchboardError)) {
+      learn(host, plan, outcome);
+      return outcome;
+    }
     const failure = outcome;
     const serverDelay = typeof failure.details['retry_after_ms'] === 'number' ? failure.details['retry_after_ms'] : undefined;
     // The upstream is out of budget: hold every call of this connector back, but never for
     // longer than maxRetryAfterMs (a hostile or broken Retry-After must not freeze the connector).
     if (failure.code === 'upstream_rate_limited' && serverDelay !== undefined && host.limiter)
-      host.limiter.pauseFor(Math.min(serverDelay, retry.maxRetryAfterMs));
+      host.limiter.pauseFor(Math.min(serverDelay, retry.maxRetryAfterMs), plan.bucket);
     if (failure.code === 'upstream_credentials_rejected' && !refreshed && mints) {
       // The minted token was revoked or expired early: mint once more (unless another call already did).
       refreshed = true;
@@ -108,14 +112,25 @@ export async function runCall(
   }
 }
 
+/**
+ * An answer saying its bucket is spent (rate_limit.headers: remaining 0, refilled after so long):
+ * the call's bucket waits that long (at most maxRetryAfterMs) before its next call, instead of
+ * running into a 429.
+ */
+function learn(host: CallHost, plan: CallPlan, res: RawResult): void {
+  if (host.limiter === null || host.manifest.manifest.rate_limit?.headers === undefined) return;
+  const ms = learnedWaitMs(host.manifest.manifest, res.headers);
+  if (ms !== undefined) host.limiter.pauseFor(Math.min(ms, host.retry.maxRetryAfterMs), plan.bucket);
+}
+
 /** Wait for a throttle slot, at most until the deadline (or the caller's longest wait); refused: the error saying why. */
-async function awaitSlot(host: CallHost, options: CallOptions, deadline: number, stats: CallStats): Promise<void> {
+async function awaitSlot(host: CallHost, plan: CallPlan, options: CallOptions, deadline: number, stats: CallStats): Promise<void> {
   if (!host.limiter) return;
   const before = Date.now();
   let maxWait = deadline - before;
   try {
     maxWait = Math.min(deadline - before, options.maxThrottleWaitMs ?? Infinity);
-    await host.limiter.acquire({ signal: options.signal, maxWaitMs: maxWait });
+    await host.limiter.acquire({ signal: options.signal, maxWaitMs: maxWait, bucket: plan.bucket });
   } catch (e) {
     if (e instanceof ThrottleRefused) throw throttleRefused(host.manifest.type, e, stats, maxWait);
     throw e;

@@ -3,7 +3,8 @@
  * throttle a manifest's rate limit builds.
  */
 export { ConnectorRuntime } from './interpreter.ts';
-export { limiterFor } from './runtime-setup.ts';
+export { bucketedThrottle, callBucket, usesBuckets } from './rate-buckets.ts';
+export { limiterFor, throttleOf } from './runtime-setup.ts';
 export type {
   CallContext,
   CallOptions,

@@ -22,7 +22,8 @@ import { proxyExchange, type ProxyRequest, type ProxyResponse } from './proxy-ex
 import { readBackParams } from './read-back.ts';
 import { renderRequest, setHeader, type RequestTarget } from './request.ts';
 import { interpretResponse } from './response.ts';
-import { fetchFor, limiterFor, retryPolicy, runtimeConfig, sendFor } from './runtime-setup.ts';
+import { callBucket } from './rate-buckets.ts';
+import { fetchFor, retryPolicy, runtimeConfig, sendFor, throttleOf } from './runtime-setup.ts';
 import type { CallContext, CallOptions, CallPlan, CallStats, CheckResult, Envelope, ListEnvelope, RawResult, Rendered, RuntimeOptions } from './types.ts';
 
 /** One connector instance: a manifest, credentials and options. Holds its own rate limiter. */
@@ -69,7 +70,7 @@ export class ConnectorRuntime {
     this.baseOrigin = new URL(this.baseUrl).origin;
     this.fetchImpl = fetchFor(options);
     this.send = sendFor(options, m.type);
-    this.limiter = options.limiter !== undefined ? options.limiter : m.rate_limit ? limiterFor(m.rate_limit) : null;
+    this.limiter = options.limiter !== undefined ? options.limiter : throttleOf(m);
     this.auth = new RuntimeCredentials(manifest, variant, held, config, options, this.fetchImpl);
     this.target = { manifest, baseUrl: this.baseUrl, baseOrigin: this.baseOrigin, explicit: options.baseUrl !== undefined };
     this.host = {
@@ -210,6 +211,11 @@ export class ConnectorRuntime {
     return out;
   }
 
+  /** The rate-limit bucket of a call of `a` (undefined: not an action's call), when the manifest keeps several. */
+  private bucket(a: CompiledAction | undefined, params: Record<string, unknown>): CallPlan['bucket'] {
+    return this.limiter === null ? undefined : callBucket(this.manifest, a, { params, credentials: this.auth.credentials, config: this.config });
+  }
+
   private templateContext(params: Record<string, unknown>, call: CallContext): TemplateContext {
     return { params, credentials: this.auth.credentials, config: this.config, call };
   }
@@ -249,7 +255,7 @@ export class ConnectorRuntime {
           for (const [k, t] of this.manifest.headers) setHeader(headers, k, t.render(ctx));
         },
         applyAuth: (headers, call, authorization, url) => this.auth.apply(headers, this.templateContext({}, call), authorization, url),
-        call: (plan) => runCall(this.host, plan, options, undefined, this.deadlineMs),
+        call: (plan) => runCall(this.host, { ...plan, bucket: this.bucket(undefined, {}) }, options, undefined, this.deadlineMs),
       },
       request,
     );
@@ -271,6 +277,7 @@ export class ConnectorRuntime {
     const authorization = mint.jwtInRequest ? '' : `Bearer ${jwt}`;
     const plan: CallPlan = {
       retrySafe: a.retrySafe,
+      bucket: this.bucket(undefined, {}),
       render: (call) => {
         const ctx = { ...this.templateContext({}, call), jwt };
         return renderRequest(target, a, ctx, undefined, (headers) => setHeader(headers, 'Authorization', authorization));
@@ -295,6 +302,7 @@ export class ConnectorRuntime {
   ): Promise<RawResult> {
     const plan: CallPlan = {
       retrySafe: a.retrySafe,
+      bucket: this.bucket(a, params),
       render: (call, auth) => this.renderRequest(a, params, call, absoluteUrl, auth),
       interpret: (res) => interpretResponse(this.manifest, this.retry, a, res, params),
     };

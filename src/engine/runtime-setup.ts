@@ -4,9 +4,10 @@
  */
 import type { Manifest } from '../../generated/manifest.ts';
 import { SwitchboardError } from '../errors/index.ts';
-import { DEFAULT_RETRY, RateLimiter, type FetchLike, type RetryPolicy } from '../http/index.ts';
+import { DEFAULT_RETRY, RateLimiter, type BucketRate, type FetchLike, type RetryPolicy, type Throttle } from '../http/index.ts';
 import { createUpstreamTransport, sendOverFetch, type UpstreamFetch, type UpstreamSend, type UpstreamTransport } from '../http/upstream-transport.ts';
 import { anchored } from '../manifest/schemas.ts';
+import { bucketedThrottle, usesBuckets } from './rate-buckets.ts';
 import type { RuntimeOptions } from './types.ts';
 
 /**
@@ -35,9 +36,19 @@ export function sendFor(options: RuntimeOptions, type: string): UpstreamSend {
  * bucket runs on its own clock, so Switchboard keeps 5% under the sustained rate and 10% under
  * the burst rather than racing the limit.
  */
-export function limiterFor(rate: { requests: number; window_ms: number; burst?: number }, maxQueue?: number): RateLimiter {
+export function limiterFor(rate: BucketRate, maxQueue?: number): RateLimiter {
   const burst = rate.burst ?? rate.requests;
   return new RateLimiter(rate.requests * 0.95, rate.window_ms, Math.max(1, Math.floor(burst * 0.9)), maxQueue);
+}
+
+/**
+ * A runtime's default throttle: one bucket from the manifest's rate_limit, or, when the manifest
+ * keys its buckets finer (rate_limit.key, rate_limit.global, actions' own rate_limit), a
+ * BucketedThrottle of in-process buckets (rate-buckets.ts); null without any rate limit.
+ */
+export function throttleOf(m: Manifest, maxQueue?: number): Throttle | null {
+  if (usesBuckets(m)) return bucketedThrottle(m, (_id, rate) => limiterFor(rate, maxQueue));
+  return m.rate_limit ? limiterFor(m.rate_limit, maxQueue) : null;
 }
 
 /**

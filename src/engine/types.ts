@@ -1,7 +1,7 @@
 /** The interpreter's public types: envelopes, runtime and call options, and the shapes of one call. */
 import type { Credentials, OAuthClient } from '../auth/index.ts';
 import type { SwitchboardError } from '../errors/index.ts';
-import type { FetchLike, RetryPolicy, Throttle } from '../http/index.ts';
+import type { BucketRef, FetchLike, RetryPolicy, Throttle } from '../http/index.ts';
 import type { ResponseHeaders, UpstreamResponse } from '../http/upstream-transport.ts';
 import type { TemplateContext } from '../templates/index.ts';
 import type { Readable } from 'node:stream';
@@ -102,6 +102,8 @@ export interface Rendered {
  */
 export interface CallPlan {
   retrySafe: boolean;
+  /** The rate-limit bucket the call takes its tokens from, when the manifest keeps several (rate-buckets.ts). */
+  bucket?: BucketRef | undefined;
   render(call: CallContext, authorization: string | undefined): { url: URL; init: Rendered['init'] };
   interpret(res: UpstreamResponse): RawResult | SwitchboardError;
   maxResponseBytes?: number | undefined;

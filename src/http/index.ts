@@ -47,8 +47,25 @@ export class ThrottleRefused extends Error {
 export interface Throttle {
   /** Wait for a slot; rejects with ThrottleRefused when none is free within maxWaitMs or the queue is full, or with the signal's reason. */
   acquire(options?: AcquireOptions): Promise<void>;
-  /** The upstream said it is out of budget for `ms`: hold every caller back that long. */
-  pauseFor(ms: number): void;
+  /** The upstream said it is out of budget for `ms`: hold every caller back that long (of `bucket` only, when given and the throttle keeps buckets). */
+  pauseFor(ms: number, bucket?: BucketRef): void;
+}
+
+/** A token bucket's rate: `requests` per `window_ms`, bursts of at most `burst` (default requests). */
+export interface BucketRate {
+  requests: number;
+  window_ms: number;
+  burst?: number | undefined;
+}
+
+/**
+ * The bucket one call takes its token from, in a throttle that keeps several (BucketedThrottle,
+ * buckets.ts): its id (the rate and a hash of the rendered key) and its rate. Plain data, so it
+ * crosses to the sync worker's thread. A throttle of one bucket ignores it.
+ */
+export interface BucketRef {
+  id: string;
+  rate: BucketRate;
 }
 
 /** Options of one acquire(). */
@@ -57,6 +74,8 @@ export interface AcquireOptions {
   signal?: AbortSignal | undefined;
   /** Longest wait accepted (ms); a slot further away is refused with ThrottleRefused('deadline'). Default no limit. */
   maxWaitMs?: number | undefined;
+  /** The call's bucket, for a throttle that keeps several (BucketedThrottle); others ignore it. */
+  bucket?: BucketRef | undefined;
 }
 
 /**
@@ -101,6 +120,12 @@ export class RateLimiter implements Throttle {
     return this.waiting;
   }
 
+  /** True when the bucket has refilled completely and nobody waits: a new bucket would be the same (BucketedThrottle drops these first). */
+  get full(): boolean {
+    this.refill();
+    return this.waiting === 0 && this.tokens >= this.burst;
+  }
+
   /** Milliseconds until a token would be free for a new caller (0: now). */
   nextSlotMs(): number {
     this.refill();
@@ -133,7 +158,8 @@ export class RateLimiter implements Throttle {
 
   /** Drain the bucket for `ms` from now: the upstream told us it is out of budget. */
   pauseFor(ms: number): void {
-    if (ms <= 0) return;
+    // Already held back at least that long (several answers telling the same wait): nothing to add.
+    if (ms <= 0 || Date.now() + ms <= this.pausedUntil) return;
     this.refill();
     this.tokens = Math.min(this.tokens, 0) - ms * this.perMs;
     this.pausedUntil = Math.max(this.pausedUntil, Date.now() + ms);

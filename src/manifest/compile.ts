@@ -52,6 +52,14 @@ export interface CompiledAction {
   map: [string, Template][];
   pagination?: { def: Pagination; next?: Template; hasMore?: Template };
   retrySafe: boolean;
+  /** The action's own rate_limit (its tier): its rate, and the key template naming its bucket (default: the action). */
+  rateLimit?: CompiledActionRateLimit;
+}
+
+/** An action's own bucket: its rate and the template of its key. */
+export interface CompiledActionRateLimit {
+  rate: { requests: number; window_ms: number; burst?: number };
+  key?: Template;
 }
 
 export interface CompiledEntity {
@@ -164,6 +172,8 @@ export interface LoadedManifest {
   webhooks?: CompiledWebhooks;
   /** Base URLs with variables (base_url.default, regions, auth[].base_url), by their source text. */
   baseUrls?: Map<string, Template>;
+  /** rate_limit.key, compiled: the template naming the bucket of a call without a rate_limit of its own. */
+  rateKey?: Template;
   /** manifest.vendor_description with its file resolved against the manifest's directory. */
   vendorDescription?: { file: string; format: 'openapi' | 'graphql' };
 }

@@ -29,7 +29,7 @@ import { trackWorker } from '../store/worker-threads.ts';
 import { ERROR_CODES, SwitchboardError, type ErrorCode } from '../errors/index.ts';
 import { WORKER_HOLDING } from '../store/database.ts';
 import type { ChangeCounts } from './changes.ts';
-import { ThrottleRefused, type RetryPolicy, type Throttle } from '../http/index.ts';
+import { ThrottleRefused, type BucketRef, type RetryPolicy, type Throttle } from '../http/index.ts';
 import type { PagesConnector, PagesFetch, ThrottledMessage } from './pages-protocol.ts';
 import type { SearchEntityDef } from './query.ts';
 import { recordsWithinDepth } from './record-depth.ts';
@@ -208,27 +208,33 @@ export class RecordWriter {
   readonly #jobIds = new Map<Promise<unknown>, number>();
 
   /** An acquire of a connector's throttle asked by the worker: answered once the throttle answers. */
-  #acquire(worker: Worker, m: { n: number; connectorId: string; maxWaitMs?: number }): void {
+  #acquire(worker: Worker, m: { n: number; connectorId: string; maxWaitMs?: number; bucket?: BucketRef }): void {
     const t = this.#throttles.get(m.connectorId);
     const answer = (a: Omit<ThrottledMessage, 'op' | 'n'> = {}): void => worker.postMessage({ op: 'throttled', n: m.n, ...a });
     if (t === undefined) return answer({ error: { name: 'Error', message: 'the sync has ended' } });
     const controller = new AbortController();
     t.acquires.set(m.n, controller);
-    t.throttle.acquire({ signal: controller.signal, ...(m.maxWaitMs !== undefined ? { maxWaitMs: m.maxWaitMs } : {}) }).then(
-      () => {
-        t.acquires.delete(m.n);
-        if (!controller.signal.aborted) answer();
-      },
-      (e: unknown) => {
-        t.acquires.delete(m.n);
-        if (controller.signal.aborted) return;
-        answer(
-          e instanceof ThrottleRefused
-            ? { refused: { reason: e.reason, waitMs: e.waitMs } }
-            : { error: { name: (e as Error).name ?? 'Error', message: (e as Error).message ?? String(e) } },
-        );
-      },
-    );
+    t.throttle
+      .acquire({
+        signal: controller.signal,
+        ...(m.maxWaitMs !== undefined ? { maxWaitMs: m.maxWaitMs } : {}),
+        ...(m.bucket !== undefined ? { bucket: m.bucket } : {}),
+      })
+      .then(
+        () => {
+          t.acquires.delete(m.n);
+          if (!controller.signal.aborted) answer();
+        },
+        (e: unknown) => {
+          t.acquires.delete(m.n);
+          if (controller.signal.aborted) return;
+          answer(
+            e instanceof ThrottleRefused
+              ? { refused: { reason: e.reason, waitMs: e.waitMs } }
+              : { error: { name: (e as Error).name ?? 'Error', message: (e as Error).message ?? String(e) } },
+          );
+        },
+      );
   }
 
   /** Let the worker finish what it was asked, close its connection and exit (terminated after `deadlineMs`). */
@@ -277,6 +283,7 @@ export class RecordWriter {
         connectorId?: string;
         maxWaitMs?: number;
         ms?: number;
+        bucket?: BucketRef;
         upstream?: UpstreamReport;
       }) => {
         if (m.upstream !== undefined) {
@@ -284,8 +291,8 @@ export class RecordWriter {
           return;
         }
         if (m.throttle !== undefined) {
-          if (m.throttle === 'acquire') this.#acquire(worker, m as { n: number; connectorId: string; maxWaitMs?: number });
-          else if (m.throttle === 'pause') this.#throttles.get(m.connectorId!)?.throttle.pauseFor(m.ms!);
+          if (m.throttle === 'acquire') this.#acquire(worker, m as { n: number; connectorId: string; maxWaitMs?: number; bucket?: BucketRef });
+          else if (m.throttle === 'pause') this.#throttles.get(m.connectorId!)?.throttle.pauseFor(m.ms!, m.bucket);
           else for (const t of this.#throttles.values()) t.acquires.get(m.n!)?.abort();
           return;
         }

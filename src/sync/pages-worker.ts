@@ -12,11 +12,11 @@
  * after a part's bookkeeping; {op: 'pages-abort', id}; {op: 'pages-forget', connectorId} (its
  * cached runtime dropped); {op: 'throttled', n, refused?, error?},
  * the answer to an acquire. Worker → main: {id, part}; {throttle: 'acquire', n, connectorId,
- * maxWaitMs}; {throttle: 'release', n}; {throttle: 'pause', connectorId, ms}; and the job's end,
+ * maxWaitMs, bucket?}; {throttle: 'release', n}; {throttle: 'pause', connectorId, ms, bucket?}; and the job's end,
  * {id, result: null} or {id, error}.
  */
 import { ConnectorRuntime } from '../engine/index.ts';
-import { ThrottleRefused, type AcquireOptions, type FetchLike, type Throttle } from '../http/index.ts';
+import { ThrottleRefused, type AcquireOptions, type BucketRef, type FetchLike, type Throttle } from '../http/index.ts';
 import { createUpstreamTransport } from '../http/upstream-transport.ts';
 import { loadManifestFile, type LoadedManifest } from '../manifest/index.ts';
 import { searchDef } from './apply.ts';
@@ -107,11 +107,11 @@ class RemoteThrottle implements Throttle {
           reject(e);
         },
       });
-      o.port.postMessage({ throttle: 'acquire', n, connectorId: this.connectorId, maxWaitMs: a.maxWaitMs });
+      o.port.postMessage({ throttle: 'acquire', n, connectorId: this.connectorId, maxWaitMs: a.maxWaitMs, bucket: a.bucket });
     });
   }
-  pauseFor(ms: number): void {
-    this.s.o.port.postMessage({ throttle: 'pause', connectorId: this.connectorId, ms });
+  pauseFor(ms: number, bucket?: BucketRef): void {
+    this.s.o.port.postMessage({ throttle: 'pause', connectorId: this.connectorId, ms, bucket });
   }
 }
 

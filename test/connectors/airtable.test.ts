@@ -17,6 +17,7 @@ import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { describeEachDialect } from '../helpers/dialects.ts';
 import { failure } from '../helpers/errors.ts';
 import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
+import { callBucket } from '../../src/engine/index.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -154,4 +155,18 @@ describeEachDialect('airtable sync on %s', (name) => {
     for (const r of changes) expect(r.query.get('filterByFormula')).toBe("IS_AFTER(LAST_MODIFIED_TIME(), DATETIME_PARSE('2026-01-01T11:00:00.000Z'))");
     expect(await store.count('at-1', 'records')).toBe(12);
   }, 60_000);
+});
+
+describe('rate limits: 5 a second per base, 50 across bases', () => {
+  const bucket = (entity: string, action: string, params: Rec) =>
+    callBucket(manifest, manifest.entities.get(entity)!.actions.get(action as 'list')!, { params, credentials: CREDENTIALS, config: {} });
+
+  it('each base has a bucket of its own, whatever the table or action; calls without a base share one', () => {
+    const a = bucket('records', 'list', { base_id: 'appAAAAAAAAAAAAAA', table_id_or_name: 't1' });
+    expect(bucket('records', 'get', { base_id: 'appAAAAAAAAAAAAAA', table_id_or_name: 't2', record_id: 'recX' })).toEqual(a);
+    expect(bucket('tables', 'list', { base_id: 'appBBBBBBBBBBBBBB' })?.id).not.toBe(a?.id);
+    expect(a?.rate).toMatchObject({ requests: 5, window_ms: 1000 });
+    expect(bucket('bases', 'list', {})?.id).toBe(bucket('bases', 'list', { offset: 'x' })?.id);
+    expect(manifest.manifest.rate_limit?.global).toEqual({ requests: 50, window_ms: 1000 });
+  });
 });

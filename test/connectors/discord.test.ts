@@ -17,6 +17,7 @@ import { loadSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../..
 import { migrate, openDatabase } from '../../src/store/database.ts';
 import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
 import { failure } from '../helpers/errors.ts';
+import { callBucket } from '../../src/engine/index.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -148,5 +149,26 @@ describe('discord', () => {
       await database.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('rate limits: a bucket per route and channel or guild, learned from the headers, under the global 50/s', () => {
+  const bucket = (entity: string, action: string, params: Rec) =>
+    callBucket(manifest, manifest.entities.get(entity)!.actions.get(action as 'list')!, { params, credentials: CREDENTIALS, config: {} });
+
+  it("messages' changes share list's bucket (one route); another channel or route has its own", () => {
+    const list = bucket('messages', 'list', { channel_id: '1' });
+    expect(bucket('messages', 'changes', { channel_id: '1' })).toEqual(list);
+    expect(bucket('messages', 'list', { channel_id: '2' })?.id).not.toBe(list?.id);
+    expect(bucket('messages', 'create', { channel_id: '1', content: 'hi' })?.id).not.toBe(list?.id);
+    expect(bucket('channels', 'list', { guild_id: '7' })?.id).not.toBe(bucket('channels', 'list', { guild_id: '8' })?.id);
+  });
+
+  it('the simulator announces a spent bucket as Discord does, and the manifest reads it', async () => {
+    const { learnedWaitMs } = await import('../../src/engine/rate-buckets.ts');
+    const spent = new Headers({ 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset-After': '4.2' });
+    expect(learnedWaitMs(manifest.manifest, spent)).toBe(4200);
+    expect(learnedWaitMs(manifest.manifest, new Headers({ 'X-RateLimit-Remaining': '1', 'X-RateLimit-Reset-After': '4.2' }))).toBeUndefined();
+    expect(sidecar.rate_limit?.headers).toMatchObject({ remaining: 'X-RateLimit-Remaining', reset: 'X-RateLimit-Reset-After' });
   });
 });

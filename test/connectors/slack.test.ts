@@ -19,6 +19,7 @@ import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
 import { describeEachDialect } from '../helpers/dialects.ts';
 import type { MigrationGroup } from '../../src/store/database.ts';
 import { recordChecker } from '../helpers/records.ts';
+import { callBucket } from '../../src/engine/index.ts';
 
 type Rec = Record<string, unknown>;
 const DIR = new URL('../../connectors/slack/', import.meta.url).pathname;
@@ -366,5 +367,24 @@ describeEachDialect('slack sync on %s', (name) => {
     expect(refresh.entities['messages']?.deleted).toBe(1);
     expect((await store.search('sl-1', 'messages', def, { query: { filter: { eq: { id: gid } } } })).data).toEqual([]);
     expect(await store.count('sl-1', 'messages')).toBe(inMember.length);
+  });
+});
+
+describe('rate limits: a bucket per method, in its tier', () => {
+  const bucket = (entity: string, action: string, params: Record<string, unknown>) =>
+    callBucket(manifest, manifest.entities.get(entity)!.actions.get(action as 'list')!, { params, credentials: { token: BOT }, config: {} });
+
+  it('Tier 2 by default, one bucket per method; the other tiers as declared', () => {
+    expect(bucket('conversations', 'list', {})?.rate).toMatchObject({ requests: 20, window_ms: 60000 });
+    expect(bucket('users', 'list', {})?.id).not.toBe(bucket('conversations', 'list', {})?.id);
+    expect(bucket('messages', 'list', { channel: 'C1' })?.rate).toMatchObject({ requests: 50, window_ms: 60000 });
+    expect(bucket('users', 'get', { user: 'U1' })?.rate).toMatchObject({ requests: 100, window_ms: 60000 });
+  });
+
+  it('chat.postMessage: 1 a second per channel', () => {
+    const c1 = bucket('messages', 'create', { channel: 'C1', text: 'a' });
+    expect(c1?.rate).toMatchObject({ requests: 1, window_ms: 1000 });
+    expect(bucket('messages', 'create', { channel: 'C1', text: 'b' })).toEqual(c1);
+    expect(bucket('messages', 'create', { channel: 'C2', text: 'a' })?.id).not.toBe(c1?.id);
   });
 });

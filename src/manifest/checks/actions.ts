@@ -11,6 +11,7 @@ import { paramsSchema } from '../schemas.ts';
 import { REQUEST_ROOTS, RESPONSE_ROOTS, type CheckContext, type Checker, type Path, type Scope } from './checker.ts';
 import { ajv, strictCompile, unknownKeywords } from './json-schema.ts';
 import { checkPagination } from './pagination.ts';
+import { checkActionRateLimit } from './rate-limit.ts';
 import { compileRequest } from './request.ts';
 
 type EntityActions = Record<string, Action | undefined>;
@@ -58,6 +59,8 @@ export function checkAction(
   const nextReq =
     pg !== undefined && 'request' in pg && pg.request !== undefined ? compileRequest(check, [...at, 'pagination', 'request'], pg.request, reqScope) : undefined;
 
+  const rateLimit = checkActionRateLimit(ctx, at, action);
+
   if (!request) return undefined;
   return {
     entity: entityName,
@@ -76,6 +79,7 @@ export function checkAction(
     ...(pagination ? { pagination } : {}),
     ...(nextReq && pg !== undefined && 'param' in pg ? { nextRequest: { param: pg.param, request: nextReq } } : {}),
     retrySafe: action.retry_safe ?? (LIST_ACTIONS.has(name) || name === 'get'),
+    ...(rateLimit !== undefined ? { rateLimit } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ import type { CheckContext, Checker } from './checker.ts';
 import { checkAliases, checkHeaders } from './connector.ts';
 import { checkEntities } from './entities.ts';
 import { checkErrors } from './errors.ts';
+import { checkRateLimit } from './rate-limit.ts';
 import { checkVendorDescription } from './vendor-description.ts';
 import { checkWebhooks } from './webhooks.ts';
 
@@ -28,6 +29,7 @@ export function semanticCheck(m: Manifest, file: string, check: Checker): Loaded
     credentialFields: new Set(m.auth.flatMap((v) => Object.keys(v.fields))),
   };
   checkAliases(ctx);
+  const rateKey = checkRateLimit(ctx);
   const headers = checkHeaders(ctx);
   const auth = checkAuth(ctx);
   const baseUrls = checkBaseUrls(ctx);
@@ -53,5 +55,6 @@ export function semanticCheck(m: Manifest, file: string, check: Checker): Loaded
     ...(credentialCheck ? { check: credentialCheck } : {}),
     ...(webhooks !== undefined ? { webhooks } : {}),
     ...(vendorDescription ? { vendorDescription } : {}),
+    ...(rateKey !== undefined ? { rateKey } : {}),
   };
 }

@@ -16,8 +16,8 @@ import type { Logger } from 'pino';
 import { selectAuthVariant, type Credentials } from '../../auth/index.ts';
 import { secretValues } from '../../engine/secret-scrub.ts';
 import { isSwitchboardError, SwitchboardError } from '../../errors/index.ts';
-import { ConnectorRuntime, limiterFor, type RuntimeOptions } from '../../engine/index.ts';
-import { RateLimiter, type FetchLike, type RetryPolicy, type Throttle } from '../../http/index.ts';
+import { ConnectorRuntime, throttleOf, type RuntimeOptions } from '../../engine/index.ts';
+import type { FetchLike, RetryPolicy, Throttle } from '../../http/index.ts';
 import type { LoadedManifest } from '../../manifest/index.ts';
 import type { ConnectorRow, KeyRing, ServiceStore } from '../../store/index.ts';
 import type { ServiceConfig } from '../config.ts';
@@ -269,9 +269,9 @@ export class RuntimePool {
   }
 }
 
-function limiterOf(m: LoadedManifest, maxQueue: number): RateLimiter | null {
-  const rl = m.manifest.rate_limit;
-  return rl ? limiterFor(rl, maxQueue) : null;
+/** The in-process throttle of a manifest (one bucket, or the buckets it keys finer). */
+function limiterOf(m: LoadedManifest, maxQueue: number): Throttle | null {
+  return throttleOf(m.manifest, maxQueue);
 }
 
 /** Validate credentials against a type's variants (selectAuthVariant); the variant name. Field paths are put under /credentials. */

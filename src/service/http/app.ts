@@ -21,7 +21,7 @@ import { answerTimeoutMs, type ServiceConfig } from '../config.ts';
 import type { ServiceContext, ServiceHooks } from '../context.ts';
 import { createServiceLogger, requestLogger } from '../ops/logger.ts';
 import { problem, sendProblem, toProblem } from './problem.ts';
-import { createLimitBackend, organizationLimiter } from '../limits/shared-limits.ts';
+import { createLimitBackend, organizationLimiter, upstreamThrottle } from '../limits/shared-limits.ts';
 import { accountRoutes } from '../routes/account-routes.ts';
 import { connectorRoutes } from '../routes/connector-routes.ts';
 import { executeRoutes } from '../routes/execute-routes.ts';
@@ -178,8 +178,7 @@ async function createContext(app: FastifyInstance, o: BuildAppOptions, log: Logg
   });
   let listening: string | undefined;
   const registry = o.registry ?? connectorRegistry();
-  const throttleFor = (budget: string, m: LoadedManifest): Throttle | null =>
-    m.manifest.rate_limit === undefined ? null : limits.throttle(budget, m.manifest.rate_limit, o.config.upstreamQueueLimit);
+  const throttleFor = (budget: string, m: LoadedManifest): Throttle | null => upstreamThrottle(limits, budget, m.manifest, o.config.upstreamQueueLimit);
   const data = createHostedData({
     database: o.database,
     store,

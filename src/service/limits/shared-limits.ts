@@ -21,7 +21,8 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { BurstyRateLimiter, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { limiterFor } from '../../engine/index.ts';
+import type { Manifest } from '../../../generated/manifest.ts';
+import { bucketedThrottle, limiterFor, usesBuckets } from '../../engine/index.ts';
 import { sleep, ThrottleRefused, type AcquireOptions, type Throttle } from '../../http/index.ts';
 import type { Database } from '../../store/index.ts';
 import type { ServiceConfig } from '../config.ts';
@@ -37,7 +38,7 @@ export interface KeyedLimiter {
 export interface UpstreamRate {
   requests: number;
   window_ms: number;
-  burst?: number;
+  burst?: number | undefined;
 }
 
 export interface LimitBackend {
@@ -47,6 +48,22 @@ export interface LimitBackend {
   /** The throttle of one connector's upstream calls. */
   throttle(connectorId: string, rate: UpstreamRate, maxQueue: number): Throttle;
   close(): Promise<void>;
+}
+
+/**
+ * The upstream throttle of a budget (runtime-pool.ts budgetKey) for a manifest: its rate_limit's
+ * bucket in the backend; or, when the manifest keys buckets finer (rate_limit.key, actions' own
+ * rate_limit), a BucketedThrottle whose buckets are each the backend's throttle under
+ * "<budget>|<bucket id>" (so on PostgreSQL or Redis every instance shares them too), under
+ * rate_limit.global as the budget's own.
+ */
+export function upstreamThrottle(limits: LimitBackend, budget: string, m: Manifest, maxQueue: number): Throttle | null {
+  const rl = m.rate_limit;
+  if (usesBuckets(m)) {
+    const global = rl?.global !== undefined ? limits.throttle(budget, rl.global, maxQueue) : null;
+    return bucketedThrottle(m, (id, rate) => limits.throttle(`${budget}|${id}`, rate, maxQueue), global);
+  }
+  return rl === undefined ? null : limits.throttle(budget, rl, maxQueue);
 }
 
 /** The per-organization request limit (SWITCHBOARD_RATE_LIMIT_PER_MINUTE), or null when disabled. */
