@@ -25,9 +25,7 @@ export interface CompiledTopic {
  * bytes the service sends as one of its params.
  */
 export type SubscriptionSecretRule =
-  | { from: 'handshake'; header: string }
-  | { from: 'response'; field: string }
-  | { from: 'generated'; param: string; bytes: number };
+  { from: 'handshake'; header: string } | { from: 'response'; field: string } | { from: 'generated'; param: string; bytes: number };
 
 export interface CompiledWebhooks {
   /** passcode: `field` (dotted, in the body, or in each event with `events`) or `header` carries the secret itself; header is '' then. */

@@ -167,7 +167,10 @@ export class WebhookSubscriptions {
       if (row?.state === 'active') return result;
     }
     await this.abort(p);
-    this.o.log?.warn({ connector_id: p.connectorId, from: rule.from }, 'webhook subscription: the vendor gave no secret for it; its deliveries will not verify');
+    this.o.log?.warn(
+      { connector_id: p.connectorId, from: rule.from },
+      'webhook subscription: the vendor gave no secret for it; its deliveries will not verify',
+    );
     return result;
   }
 

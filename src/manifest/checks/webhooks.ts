@@ -181,11 +181,12 @@ function subscriptionSecretRule(
   const r = w.subscription_secret;
   const bySubscription = w.signature.secret === 'subscription';
   if (r === undefined) {
-    if (bySubscription) add(['subscription_secret'], 'signature.secret subscription needs subscription_secret: where each subscription\'s secret comes from');
+    if (bySubscription) add(['subscription_secret'], "signature.secret subscription needs subscription_secret: where each subscription's secret comes from");
     return undefined;
   }
   if (!bySubscription) add(['subscription_secret'], 'subscription_secret is for signature.secret: subscription');
-  if (w.attribution.by !== 'url') add(['attribution', 'by'], 'subscription secrets are kept per connector: deliveries must come to its URL (attribution by url)');
+  if (w.attribution.by !== 'url')
+    add(['attribution', 'by'], 'subscription secrets are kept per connector: deliveries must come to its URL (attribution by url)');
   if (w.subscribe === undefined) add(['subscribe'], 'subscription secrets are kept while the service runs the subscribe action: name it');
   if (w.challenge?.hmac !== undefined) add(['challenge', 'hmac'], 'a handshake proving the secret needs one secret per type, not one per subscription');
   const extra = (keys: string[]): void => {
@@ -199,7 +200,8 @@ function subscriptionSecretRule(
   }
   if (r.from === 'response') {
     extra(['field']);
-    if (r.field === undefined) add(['subscription_secret', 'field'], "from response needs the dotted field of the subscribe action's record holding the secret");
+    if (r.field === undefined)
+      add(['subscription_secret', 'field'], "from response needs the dotted field of the subscribe action's record holding the secret");
     return r.field === undefined ? undefined : { from: 'response', field: r.field };
   }
   extra(['param', 'bytes']);
