@@ -2238,7 +2238,19 @@ export interface components {
         };
         /** AttioWebhooksCreateParams */
         AttioWebhooksCreateParams: {
-            /** @description The events to send: [{event_type: note.created, filter: null}] */
+            /**
+             * @description The events to send: [{event_type: note.created, filter: null}]
+             * @example [
+             *       {
+             *         "event_type": "note.created",
+             *         "filter": null
+             *       },
+             *       {
+             *         "event_type": "task.updated",
+             *         "filter": null
+             *       }
+             *     ]
+             */
             subscriptions: {
                 /** @enum {string} */
                 event_type: "list-entry.created" | "list-entry.updated" | "list-entry.deleted" | "note.created" | "note-content.updated" | "note.updated" | "note.deleted" | "record.created" | "record.merged" | "record.updated" | "record.deleted" | "task.created" | "task.updated" | "task.deleted" | "workspace-member.created";
