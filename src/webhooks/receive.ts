@@ -36,7 +36,7 @@ import { truthy } from '../templates/index.ts';
 import type { EventsTables } from '../events/migrations.ts';
 import type { WebhookAttributions } from './attribution.ts';
 import { topicRule, type CompiledWebhooks } from '../manifest/webhooks.ts';
-import { MAX_SECRET_LENGTH, type WebhookSubscriptions } from './subscriptions.ts';
+import { MAX_SECRET_LENGTH, SUBSCRIPTION_QUERY, type WebhookSubscriptions } from './subscriptions.ts';
 
 /** Seconds a vendor is told to wait before retrying a delivery that cannot be attributed yet. */
 export const ATTRIBUTION_RETRY_AFTER_S = 60;
@@ -191,7 +191,7 @@ export class WebhookReceiver {
     const c = await this.namedConnector(d);
     const secret = header(d.headers, name) ?? '';
     if (secret === '' || secret.length > MAX_SECRET_LENGTH) throw refuse(`The handshake's ${name} is empty or longer than ${MAX_SECRET_LENGTH} characters`);
-    if (this.o.subscriptions === undefined || !(await this.o.subscriptions.handshake(c.id, secret))) {
+    if (this.o.subscriptions === undefined || !(await this.o.subscriptions.handshake(c.id, secret, subscriptionOf(d)))) {
       throw new SwitchboardError(
         'webhook_handshake_unexpected',
         `No webhook subscription of connector ${c.id} is being made: a handshake is only taken while the service runs its subscribe action`,
@@ -205,7 +205,7 @@ export class WebhookReceiver {
   private async secrets(d: Delivery, w: CompiledWebhooks): Promise<string[]> {
     if (w.signature.secret !== 'subscription') return [this.secret(d, w)];
     const c = await this.namedConnector(d);
-    const secrets = (await this.o.subscriptions?.secrets(c.id)) ?? [];
+    const secrets = (await this.o.subscriptions?.secrets(c.id, subscriptionOf(d))) ?? [];
     if (secrets.length === 0) throw refuse(`Connector ${c.id} has no webhook subscription with a secret to verify the delivery with`);
     return secrets;
   }
@@ -443,6 +443,12 @@ export class WebhookReceiver {
     this.o.attributions.resolveSoon();
     return new SwitchboardError('webhook_attribution_pending', `${message}; retry later`, { details: { retry_after_ms: ATTRIBUTION_RETRY_AFTER_S * 1000 } });
   }
+}
+
+/** The subscription the delivery URL names (?subscription=<id>), when it names one. */
+function subscriptionOf(d: Delivery): string | undefined {
+  const id = d.query?.[SUBSCRIPTION_QUERY];
+  return id === undefined || id === '' ? undefined : id;
 }
 
 /** The HMAC of a text as the signature scheme writes it (its algorithm and encoding). */

@@ -6,17 +6,19 @@
  * and verifies the connector's deliveries (at its own URL) with any of its active secrets.
  *
  * A row is made `pending` when the service runs the subscribe action for a connector (hosted
- * execute, or POST .../webhook-subscriptions), and:
- * - handshake: the vendor posts a handshake carrying the secret (X-Hook-Secret) to the
- *   connector's URL while the action runs; it fills, atomically, the oldest pending row of that
- *   connector that has no secret yet (compare-and-set on its state), which becomes `active`. A
- *   handshake with no such row open is refused (409 webhook_handshake_unexpected): nobody can
- *   plant a secret outside a subscription the service is making;
+ * execute, or POST .../webhook-subscriptions), and the vendor is pointed at the connector's URL
+ * with `?subscription=<row id>` (SUBSCRIPTION_QUERY), so what comes back names its row:
+ * - handshake: the vendor posts a handshake carrying the secret (X-Hook-Secret) to that URL while
+ *   the action runs; it fills, atomically (compare-and-set on the state), the row the URL names
+ *   (a URL naming none: the oldest pending row of the connector without a secret), which becomes
+ *   `active`. A handshake with no such row open is refused (409 webhook_handshake_unexpected):
+ *   nobody can plant a secret outside a subscription the service is making;
  * - response: the action's record carries the secret (its field is removed from what the caller
  *   gets);
  * - generated: the service makes it and sends it as one of the action's params.
  * A failed action deletes its row; a pending row is never used to verify, and expires after
- * PENDING_MS. Secrets are never logged, returned or audited.
+ * PENDING_MS. A delivery whose URL names its subscription verifies with that one's secret only;
+ * otherwise with any of the connector's. Secrets are never logged, returned or audited.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -31,6 +33,8 @@ import type { KeyRing } from '../store/encryption.ts';
 export const PENDING_MS = 120_000;
 /** Secrets tried per delivery at most (a connector's newest active subscriptions). */
 export const MAX_SECRETS_PER_CONNECTOR = 50;
+/** The query parameter of the URL a subscription is made with: its row's id. */
+export const SUBSCRIPTION_QUERY = 'subscription';
 /** A handshake secret longer than this is refused (a header, not a payload). */
 export const MAX_SECRET_LENGTH = 1024;
 
@@ -110,13 +114,12 @@ export class WebhookSubscriptions {
    * (compare-and-set, so parallel handshakes each take a row of their own or none). False when
    * no subscription of the connector is waiting for one.
    */
-  async handshake(connectorId: string, secret: string): Promise<boolean> {
+  async handshake(connectorId: string, secret: string, subscriptionId?: string): Promise<boolean> {
     const at = this.#iso();
     for (let round = 0; round < 3; round++) {
-      const open = await this.o.db
-        .selectFrom('webhook_subscriptions')
-        .select('id')
-        .where('connector_id', '=', connectorId)
+      let q = this.o.db.selectFrom('webhook_subscriptions').select('id').where('connector_id', '=', connectorId);
+      if (subscriptionId !== undefined) q = q.where('id', '=', subscriptionId);
+      const open = await q
         .where('state', '=', 'pending')
         .where('secret_ciphertext', 'is', null)
         .where('expires_at', '>', at)
@@ -179,17 +182,11 @@ export class WebhookSubscriptions {
     await this.o.db.deleteFrom('webhook_subscriptions').where('id', '=', p.id).execute();
   }
 
-  /** The connector's active subscriptions' secrets, newest first (at most MAX_SECRETS_PER_CONNECTOR). */
-  async secrets(connectorId: string): Promise<string[]> {
-    const rows = await this.o.db
-      .selectFrom('webhook_subscriptions')
-      .select(['id', 'secret_key_id', 'secret_ciphertext'])
-      .where('connector_id', '=', connectorId)
-      .where('state', '=', 'active')
-      .orderBy('updated_at', 'desc')
-      .orderBy('id')
-      .limit(MAX_SECRETS_PER_CONNECTOR)
-      .execute();
+  /** The connector's active subscriptions' secrets (or the one the URL names), newest first (at most MAX_SECRETS_PER_CONNECTOR). */
+  async secrets(connectorId: string, subscriptionId?: string): Promise<string[]> {
+    let q = this.o.db.selectFrom('webhook_subscriptions').select(['id', 'secret_key_id', 'secret_ciphertext']).where('connector_id', '=', connectorId);
+    if (subscriptionId !== undefined) q = q.where('id', '=', subscriptionId);
+    const rows = await q.where('state', '=', 'active').orderBy('updated_at', 'desc').orderBy('id').limit(MAX_SECRETS_PER_CONNECTOR).execute();
     const out: string[] = [];
     for (const r of rows) {
       if (r.secret_key_id === null || r.secret_ciphertext === null) continue;
@@ -226,15 +223,30 @@ export class WebhookSubscriptions {
       });
     }
     const pending = await this.begin(connector, rule);
+    // The vendor is pointed at the connector's URL naming this subscription (the URL param was checked and filled before).
+    const given = params[w.subscribe.urlParam];
+    const url = typeof given === 'string' ? withSubscription(given, pending.id) : given;
+    const sent = {
+      ...params,
+      [w.subscribe.urlParam]: url,
+      ...(pending.secret !== undefined && rule.from === 'generated' ? { [rule.param]: pending.secret } : {}),
+    };
     let result: Envelope;
     try {
-      result = await run(pending.secret !== undefined && rule.from === 'generated' ? { ...params, [rule.param]: pending.secret } : params);
+      result = await run(sent);
     } catch (e) {
       await this.abort(pending);
       throw e;
     }
     return this.complete(pending, rule, result);
   }
+}
+
+/** A URL with the subscription's id in its query. */
+function withSubscription(url: string, id: string): string {
+  const u = new URL(url);
+  u.searchParams.set(SUBSCRIPTION_QUERY, id);
+  return u.toString();
 }
 
 /** A dotted path's value in a record, removed from it (the secret is not handed back). */

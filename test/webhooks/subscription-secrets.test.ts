@@ -11,7 +11,7 @@
  *   parallel handshakes each take a pending subscription of their own, or none;
  * - a failed create leaves no subscription behind; a caller may not give a generated secret.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadManifestText, type LoadedManifest } from '../../src/manifest/index.ts';
@@ -77,6 +77,8 @@ const sign = (secret: string, raw: string): string => `sha256=${createHmac('sha2
 interface Vendor {
   url: string;
   secrets: Map<string, string[]>;
+  /** Every target URL it was given. */
+  targets: string[];
   failNext: boolean;
   handshakeAnswers: { status: number; echoed: string | null }[];
   close(): Promise<void>;
@@ -84,7 +86,7 @@ interface Vendor {
 
 async function startVendor(): Promise<Vendor> {
   const secrets = new Map<string, string[]>();
-  const v = { secrets, failNext: false, handshakeAnswers: [] as Vendor['handshakeAnswers'] };
+  const v = { secrets, targets: [] as string[], failNext: false, handshakeAnswers: [] as Vendor['handshakeAnswers'] };
   const read = async (req: IncomingMessage): Promise<Record<string, string>> => {
     let raw = '';
     for await (const chunk of req) raw += String(chunk);
@@ -94,7 +96,10 @@ async function startVendor(): Promise<Vendor> {
     void (async () => {
       const body = await read(req);
       const from = (req.url ?? '').split('/').pop() as From;
-      const keep = (secret: string): void => void secrets.set(body['target']!, [...(secrets.get(body['target']!) ?? []), secret]);
+      v.targets.push(body['target']!);
+      // By the connector's URL (the service adds ?subscription=<id> to it).
+      const target = body['target']!.split('?')[0]!;
+      const keep = (secret: string): void => void secrets.set(target, [...(secrets.get(target) ?? []), secret]);
       let secret = randomBytes(16).toString('hex');
       if (from === 'handshake') {
         // As the vendor does: it POSTs the handshake to the target and makes the webhook only when the secret is echoed.
@@ -126,9 +131,12 @@ describeEachDialect('per-subscription webhook secrets on %s', (dialect) => {
   let other: string;
 
   const hookPath = (from: From, id: string): string => `/api/v1/webhooks/hooks_${from}/${id}`;
-  const deliver = (from: From, id: string, events: unknown[], secret: string | undefined): Promise<Reply> => {
+  const deliver = (from: From, id: string, events: unknown[], secret: string | undefined, subscription?: string): Promise<Reply> => {
     const raw = JSON.stringify({ events });
-    return h.request('POST', hookPath(from, id), { raw, headers: secret === undefined ? {} : { 'x-demo-signature': sign(secret, raw) } });
+    return h.request('POST', `${hookPath(from, id)}${subscription !== undefined ? `?subscription=${subscription}` : ''}`, {
+      raw,
+      headers: secret === undefined ? {} : { 'x-demo-signature': sign(secret, raw) },
+    });
   };
   const subscribe = (from: From, id: string, params: Record<string, unknown> = {}): Promise<Reply> =>
     h.request('POST', `/api/v1/integrations/connectors/${id}/execute`, {
@@ -181,7 +189,16 @@ describeEachDialect('per-subscription webhook secrets on %s', (dialect) => {
     expect(stored).toMatchObject([{ state: 'active', connector_type: 'hooks_handshake' }]);
     expect(JSON.stringify(stored)).not.toContain(secret);
 
-    const ok = await deliver('handshake', id, [{ type: 'item.created', item: { id: 'i1', name: 'one' } }], secret);
+    // The URL the vendor was given names the subscription; a delivery naming another one does not verify.
+    const row = stored[0]!['id'] as string;
+    expect(vendor.targets.at(-1)).toBe(`${h.url}${hookPath('handshake', id)}?subscription=${row}`);
+    const named = JSON.stringify({ events: [{ type: 'item.created', item: { id: 'i0' } }] });
+    const wrongRow = await h.request('POST', `${hookPath('handshake', id)}?subscription=${randomUUID()}`, {
+      raw: named,
+      headers: { 'x-demo-signature': sign(secret, named) },
+    });
+    expect(wrongRow.status, wrongRow.text).toBe(401);
+    const ok = await deliver('handshake', id, [{ type: 'item.created', item: { id: 'i1', name: 'one' } }], secret, row);
     expect(ok.status, ok.text).toBe(202);
     expect(await items(id)).toMatchObject([{ id: 'i1', name: 'one' }]);
 
