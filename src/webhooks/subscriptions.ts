@@ -190,7 +190,15 @@ export class WebhookSubscriptions {
     const out: string[] = [];
     for (const r of rows) {
       if (r.secret_key_id === null || r.secret_ciphertext === null) continue;
-      out.push(this.o.keyRing.open({ keyId: r.secret_key_id, ciphertext: r.secret_ciphertext }, secretContext(r.id, connectorId)));
+      try {
+        out.push(this.o.keyRing.open({ keyId: r.secret_key_id, ciphertext: r.secret_ciphertext }, secretContext(r.id, connectorId)));
+      } catch (e) {
+        // A key no longer in the ring (or a row tampered with): that subscription verifies nothing.
+        this.o.log?.warn(
+          { connector_id: connectorId, subscription_id: r.id, code: (e as { code?: string }).code },
+          'webhook subscription: its secret cannot be opened',
+        );
+      }
     }
     return out;
   }

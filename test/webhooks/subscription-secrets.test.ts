@@ -275,6 +275,19 @@ describeEachDialect('per-subscription webhook secrets on %s', (dialect) => {
     expect(h.logs.join('\n')).not.toContain(secret);
   });
 
+  it("a sealed secret copied into another connector's subscription opens nowhere else", async () => {
+    const id = ids['hooks_response']!;
+    const secret = vendor.secrets.get(`${h.url}${hookPath('response', id)}`)![0]!;
+    const [row] = (await rows()).filter((x) => x['connector_id'] === id && x['state'] === 'active');
+    const db = h.service.database.db as unknown as { insertInto(t: string): { values(v: unknown): { execute(): Promise<unknown> } } };
+    await db
+      .insertInto('webhook_subscriptions')
+      .values({ ...row, id: randomUUID(), connector_id: other })
+      .execute();
+    expect(await h.service.ctx.webhookSubscriptions.secrets(other)).not.toContain(secret);
+    expect(await h.service.ctx.webhookSubscriptions.secrets(id)).toEqual([secret]);
+  });
+
   it('generated: the service makes the secret and sends it; a caller may not give it; a failed create keeps nothing', async () => {
     const id = ids['hooks_generated']!;
     const given = await subscribe('generated', id, { secret: 'mine' });
