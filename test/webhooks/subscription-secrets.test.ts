@@ -305,5 +305,10 @@ describeEachDialect('per-subscription webhook secrets on %s', (dialect) => {
     const failed = await subscribe('generated', id);
     expect(failed.status, failed.text).toBeGreaterThanOrEqual(400);
     expect(await h.service.ctx.webhookSubscriptions.count(id)).toEqual(before);
+
+    // Deleting the connector deletes its subscriptions' secrets.
+    const del = await h.request('DELETE', `/api/v1/integrations/connectors/${id}`, { token });
+    expect(del.status, del.text).toBe(204);
+    expect((await rows()).filter((x) => x['connector_id'] === id)).toEqual([]);
   });
 });
