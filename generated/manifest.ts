@@ -214,17 +214,17 @@ payload?: string
  */
 value?: string
 /**
- * hmac: how the secret is read into the HMAC key: its text (default), or hex-decoded bytes (a vendor handing out the key in hex).
+ * hmac: how the secret is read into the HMAC key: its text (default), or hex- or base64-decoded bytes (a vendor handing out the key in hex, or base64).
  */
-key_encoding?: ("utf8" | "hex")
+key_encoding?: ("utf8" | "hex" | "base64")
 /**
  * hmac: what is signed: the raw body (default), or the raw body followed by the URL the delivery was posted to (the callback URL the subscription named: the service's ingress URL, from SWITCHBOARD_PUBLIC_URL).
  */
 signed?: ("body" | "body_and_ingress_url")
 /**
- * The key: the deployment's OAuth client secret of this type, or SWITCHBOARD_<TYPE>_WEBHOOK_SECRET.
+ * The key: the deployment's OAuth client secret of this type, SWITCHBOARD_<TYPE>_WEBHOOK_SECRET, or `subscription`: the secret of each of the connector's webhook subscriptions, kept by the service as `subscription_secret` says (attribution by url and subscribe required).
  */
-secret: ("oauth_client_secret" | "webhook_secret")
+secret: ("oauth_client_secret" | "webhook_secret" | "subscription")
 /**
  * jwt: the token must carry exp, at most this far ahead of now, and an iat (when given) no older than this (default 300).
  */
@@ -272,6 +272,31 @@ hmac?: string
  * How the answer is sent: JSON (default), or text/plain with `response` rendered as text (Microsoft Graph's validationToken, echoed as text/plain).
  */
 content_type?: ("application/json" | "text/plain")
+}
+/**
+ * With signature.secret: subscription, where each webhook subscription's secret comes from; the service keeps it (encrypted) per connector while it runs the subscribe action, and verifies the connector's deliveries with it.
+ */
+subscription_secret?: {
+/**
+ * handshake: the vendor posts a handshake to the connector's URL while the subscription is created, with the secret in `header`, echoed back in the answer's same header; response: the subscribe action's answer carries it, at the dotted `field` of its record (removed from what the caller gets); generated: the service makes it (`bytes` random bytes, hex) and sends it as the subscribe action's `param`.
+ */
+from: ("handshake" | "response" | "generated")
+/**
+ * handshake: the header carrying the secret, echoed in the answer (X-Hook-Secret).
+ */
+header?: string
+/**
+ * response: the dotted path of the secret in the subscribe action's record (secret, macSecretBase64).
+ */
+field?: string
+/**
+ * generated: the subscribe action's param the secret is sent in (the caller may not give it).
+ */
+param?: string
+/**
+ * generated: random bytes in the secret, written hex (default 32).
+ */
+bytes?: number
 }
 attribution: {
 /**

@@ -442,7 +442,7 @@ export interface paths {
         put?: never;
         /**
          * Vendor webhook deliveries in (public; verified by the vendor signature)
-         * @description A vendor POSTs its webhook deliveries here (register this URL with the vendor). The connector type's manifest (webhooks section, docs/manifest.md) says how they are signed and attributed. Answers: 200 once applied (or acknowledged and ignored: a topic with no rule, no matching connector); 200 with the challenge echoed for a subscription handshake; 401 webhook_signature_invalid (unsigned, mis-signed) or webhook_replayed (a delivery id seen before, a timestamp outside the window) with nothing stored; 503 webhook_queue_full with Retry-After when too many are in progress.
+         * @description A vendor POSTs its webhook deliveries here (register this URL with the vendor). The connector type's manifest (webhooks section, docs/manifest.md) says how they are signed and attributed. Answers: 200 once applied (or acknowledged and ignored: a topic with no rule, no matching connector); 200 with the challenge echoed for a subscription handshake; at a connector's URL, for a type whose secret is each subscription's own (webhooks.subscription_secret from: handshake), 204 with the handshake's secret header echoed while the service makes that connector's subscription, 409 webhook_handshake_unexpected otherwise; 401 webhook_signature_invalid (unsigned, mis-signed) or webhook_replayed (a delivery id seen before, a timestamp outside the window) with nothing stored; 503 webhook_queue_full with Retry-After when too many are in progress.
          */
         post: operations["receiveVendorWebhook"];
         delete?: never;
@@ -466,7 +466,7 @@ export interface paths {
         put?: never;
         /**
          * Vendor webhook deliveries in (public; verified by the vendor signature)
-         * @description A vendor POSTs its webhook deliveries here (register this URL with the vendor). The connector type's manifest (webhooks section, docs/manifest.md) says how they are signed and attributed. Answers: 200 once applied (or acknowledged and ignored: a topic with no rule, no matching connector); 200 with the challenge echoed for a subscription handshake; 401 webhook_signature_invalid (unsigned, mis-signed) or webhook_replayed (a delivery id seen before, a timestamp outside the window) with nothing stored; 503 webhook_queue_full with Retry-After when too many are in progress.
+         * @description A vendor POSTs its webhook deliveries here (register this URL with the vendor). The connector type's manifest (webhooks section, docs/manifest.md) says how they are signed and attributed. Answers: 200 once applied (or acknowledged and ignored: a topic with no rule, no matching connector); 200 with the challenge echoed for a subscription handshake; at a connector's URL, for a type whose secret is each subscription's own (webhooks.subscription_secret from: handshake), 204 with the handshake's secret header echoed while the service makes that connector's subscription, 409 webhook_handshake_unexpected otherwise; 401 webhook_signature_invalid (unsigned, mis-signed) or webhook_replayed (a delivery id seen before, a timestamp outside the window) with nothing stored; 503 webhook_queue_full with Retry-After when too many are in progress.
          */
         post: operations["receiveVendorWebhookForConnector"];
         delete?: never;
@@ -787,7 +787,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "proxy_path_refused" | "proxy_header_refused" | "proxy_host_refused" | "proxy_disabled" | "proxy_method_forbidden" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "sandbox_ambiguous" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "permission_denied" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "proxy_path_refused" | "proxy_header_refused" | "proxy_host_refused" | "proxy_disabled" | "proxy_method_forbidden" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "sandbox_ambiguous" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "permission_denied" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhook_handshake_unexpected" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -895,6 +895,12 @@ export interface components {
             /** @constant */
             entity: "records";
             params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["AirtableWebhooksCreateParams"];
         };
         /** AirtableRecordsCreateParams */
         AirtableRecordsCreateParams: {
@@ -1002,6 +1008,19 @@ export interface components {
             name?: string;
             /** @description The table's id (or name) */
             table_id: string;
+        };
+        /** AirtableWebhooksCreateParams */
+        AirtableWebhooksCreateParams: {
+            base_id: string;
+            /** @description What changes ping (default [tableData]: records) */
+            data_types?: ("tableData" | "tableFields" | "tableMetadata")[];
+            /**
+             * Format: uri
+             * @description Where Airtable POSTs its pings
+             */
+            notification_url: string;
+            /** @description Only changes in this table or view (its id) */
+            record_change_scope?: string;
         };
         /** ApolloAccountsCreateParams */
         ApolloAccountsCreateParams: {
@@ -1322,6 +1341,12 @@ export interface components {
             /** @constant */
             entity: "stories";
             params: components["schemas"]["AsanaStoriesUpdateParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["AsanaWebhooksCreateParams"];
         };
         /** AsanaProjectsCreateParams */
         AsanaProjectsCreateParams: {
@@ -1684,6 +1709,26 @@ export interface components {
             /** @description The workspace or organization ID to filter users on. */
             workspace?: string;
         };
+        /** AsanaWebhooksCreateParams */
+        AsanaWebhooksCreateParams: {
+            /** @description Only these events are sent: [{resource_type: task, action: changed, fields: [due_on]}] */
+            filters?: {
+                /** @enum {string} */
+                action?: "changed" | "added" | "removed" | "deleted" | "undeleted";
+                fields?: string[];
+                resource_subtype?: string;
+                resource_type?: string;
+            }[];
+            /** @description Fields to return besides the compact ones (gid, resource_type, ...), e.g. [text, created_by.name, created_at]: sent comma-separated */
+            opt_fields?: string[];
+            /** @description The gid of the resource to watch (a project, a task; a workspace or team needs filters) */
+            resource: string;
+            /**
+             * Format: uri
+             * @description The URL Asana POSTs to (hosted: the connector's webhook URL, filled in)
+             */
+            target: string;
+        };
         /** AsanaWorkspacesGetParams */
         AsanaWorkspacesGetParams: {
             /** @description The fields to return besides the compact ones (gid, resource_type, name), e.g. [notes, modified_at, assignee.name]: sent comma-separated */
@@ -2014,6 +2059,12 @@ export interface components {
             /** @constant */
             entity: "workspace_members";
             params?: components["schemas"]["SearchParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "webhooks";
+            params: components["schemas"]["AttioWebhooksCreateParams"];
         };
         /** AttioListsGetParams */
         AttioListsGetParams: {
@@ -2184,6 +2235,33 @@ export interface components {
             }[];
             /** Format: uuid */
             task_id: string;
+        };
+        /** AttioWebhooksCreateParams */
+        AttioWebhooksCreateParams: {
+            /**
+             * @description The events to send: [{event_type: note.created, filter: null}]
+             * @example [
+             *       {
+             *         "event_type": "note.created",
+             *         "filter": null
+             *       },
+             *       {
+             *         "event_type": "task.updated",
+             *         "filter": null
+             *       }
+             *     ]
+             */
+            subscriptions: {
+                /** @enum {string} */
+                event_type: "list-entry.created" | "list-entry.updated" | "list-entry.deleted" | "note.created" | "note-content.updated" | "note.updated" | "note.deleted" | "record.created" | "record.merged" | "record.updated" | "record.deleted" | "task.created" | "task.updated" | "task.deleted" | "workspace-member.created";
+                /** @description {$and: [{field, operator: equals, value}]} or {$or: ...}; null for every event */
+                filter: Record<string, never> | null;
+            }[];
+            /**
+             * Format: uri
+             * @description The https URL Attio POSTs to
+             */
+            target_url: string;
         };
         /** AttioWorkspaceMembersGetParams */
         AttioWorkspaceMembersGetParams: {
@@ -13115,7 +13193,7 @@ export interface components {
              * @description Stable machine-readable code (see the table in info.description)
              * @enum {string}
              */
-            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "proxy_path_refused" | "proxy_header_refused" | "proxy_host_refused" | "proxy_disabled" | "proxy_method_forbidden" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "sandbox_ambiguous" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "permission_denied" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
+            code: "invalid_params" | "unknown_connector_type" | "unknown_entity" | "unknown_action" | "invalid_credentials" | "invalid_header_value" | "search_hosted_only" | "invalid_search_query" | "invalid_cursor" | "invalid_base_url" | "invalid_credentials_json" | "proxy_path_refused" | "proxy_header_refused" | "proxy_host_refused" | "proxy_disabled" | "proxy_method_forbidden" | "upstream_credentials_rejected" | "upstream_not_found" | "upstream_rejected" | "upstream_rate_limited" | "upstream_unavailable" | "upstream_protocol_error" | "upstream_error" | "pagination_loop" | "oauth_refresh_failed" | "oauth_refresh_deferred" | "oauth_nothing_granted" | "upstream_response_too_large" | "upstream_memory_exhausted" | "upstream_redirect_refused" | "egress_refused" | "upstream_queue_full" | "manifest_invalid" | "internal_error" | "port_in_use" | "sandbox_not_running" | "sandbox_ambiguous" | "database_not_found" | "invalid_request" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "invalid_client" | "organization_required" | "organization_forbidden" | "connector_not_found" | "token_not_found" | "customer_forbidden" | "permission_denied" | "token_mint_forbidden" | "route_not_found" | "method_not_allowed" | "rate_limited" | "oauth_not_supported" | "oauth_not_configured" | "invalid_oauth_credentials" | "invalid_oauth_state" | "invalid_oauth_secret" | "encryption_key_missing" | "encryption_key_mismatch" | "invalid_characters" | "invalid_json_depth" | "invalid_url" | "uri_too_long" | "headers_too_large" | "request_timeout" | "token_rate_limited" | "not_ready" | "connect_session_invalid" | "read_only" | "invalid_connectors_file" | "invalid_connectors_path" | "sync_running" | "sync_scheduler_not_running" | "webhook_signature_invalid" | "webhook_replayed" | "webhook_queue_full" | "webhook_attribution_pending" | "webhook_ingress_url_only" | "webhook_handshake_unexpected" | "webhooks_not_configured" | "webhook_endpoint_not_found" | "webhook_url_refused" | "webhook_url_credentials" | "webhook_endpoint_limit";
             /** @description What went wrong in this occurrence */
             detail: string;
             /** @description Context: upstream_status, upstream_body (credentials removed), valid choices, retry_after_ms... */
@@ -22067,7 +22145,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: port_in_use, sandbox_ambiguous, sync_running, webhook_endpoint_limit) */
+            /** @description Problem details (codes with this status: port_in_use, sandbox_ambiguous, sync_running, webhook_handshake_unexpected, webhook_endpoint_limit) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -22552,7 +22630,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
                 };
             };
-            /** @description Problem details (codes with this status: port_in_use, sandbox_ambiguous, sync_running, webhook_endpoint_limit) */
+            /** @description Problem details (codes with this status: port_in_use, sandbox_ambiguous, sync_running, webhook_handshake_unexpected, webhook_endpoint_limit) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -23003,6 +23081,13 @@ export interface operations {
                     };
                 };
             };
+            /** @description A subscription handshake (per-subscription secrets): the secret kept, its header echoed (X-Hook-Secret) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
@@ -23023,6 +23108,15 @@ export interface operations {
             };
             /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: port_in_use, sandbox_ambiguous, sync_running, webhook_handshake_unexpected, webhook_endpoint_limit) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23185,6 +23279,13 @@ export interface operations {
                     };
                 };
             };
+            /** @description A subscription handshake (per-subscription secrets): the secret kept, its header echoed (X-Hook-Secret) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Problem details (codes with this status: invalid_params, unknown_connector_type, unknown_entity, unknown_action, invalid_credentials, invalid_header_value, search_hosted_only, invalid_search_query, invalid_cursor, invalid_base_url, invalid_credentials_json, proxy_path_refused, proxy_header_refused, proxy_host_refused, invalid_request, malformed_json, organization_required, oauth_not_supported, invalid_oauth_credentials, invalid_oauth_state, invalid_oauth_secret, invalid_characters, invalid_json_depth, invalid_url, invalid_connectors_file, invalid_connectors_path, webhook_ingress_url_only, webhook_url_refused, webhook_url_credentials) */
             400: {
                 headers: {
@@ -23205,6 +23306,15 @@ export interface operations {
             };
             /** @description Problem details (codes with this status: upstream_not_found, database_not_found, connector_not_found, token_not_found, route_not_found, webhook_endpoint_not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["AirbyteProblem"];
+                };
+            };
+            /** @description Problem details (codes with this status: port_in_use, sandbox_ambiguous, sync_running, webhook_handshake_unexpected, webhook_endpoint_limit) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

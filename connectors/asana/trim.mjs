@@ -30,6 +30,7 @@ const KEEP = {
   '/tasks/{task_gid}': ['get', 'put'],
   '/tasks/{task_gid}/stories': ['get', 'post'],
   '/stories/{story_gid}': ['get', 'put'],
+  '/webhooks': ['post'],
 };
 const ADDED = 'connectors/asana/trim.mjs';
 

@@ -32,6 +32,7 @@ const KEEP = {
   '/v2/tasks/{task_id}': ['get', 'patch'],
   '/v2/workspace_members': ['get'],
   '/v2/workspace_members/{workspace_member_id}': ['get'],
+  '/v2/webhooks': ['post'],
 };
 
 const [source] = process.argv.slice(2);

@@ -223,6 +223,31 @@ createdTime?: (string | null)
 fields?: unknown
 }
 
+export interface AirtableWebhooksRecord {
+id: string
+/**
+ * The base's id, put beside the webhook
+ */
+base_id?: string
+expirationTime?: (string | null)
+}
+
+export interface AirtableWebhooksCreateParams {
+base_id: string
+/**
+ * Where Airtable POSTs its pings
+ */
+notification_url: string
+/**
+ * What changes ping (default [tableData]: records)
+ */
+data_types?: ("tableData" | "tableFields" | "tableMetadata")[]
+/**
+ * Only changes in this table or view (its id)
+ */
+record_change_scope?: string
+}
+
 /** What a passing credential check of airtable reports (manifest check.info); null where the upstream gave no value. */
 export interface AirtableCheckInfo {
   "user_id": unknown;
@@ -244,6 +269,9 @@ export interface AirtableActions {
     get: { params: AirtableRecordsGetParams; result: { data: AirtableRecordsRecord } };
     create: { params: AirtableRecordsCreateParams; result: { data: AirtableRecordsRecord } };
     update: { params: AirtableRecordsUpdateParams; result: { data: AirtableRecordsRecord } };
+  };
+  webhooks: {
+    create: { params: AirtableWebhooksCreateParams; result: { data: AirtableWebhooksRecord } };
   };
 }
 

@@ -1099,6 +1099,65 @@ html_text?: string
 is_pinned?: boolean
 }
 
+export interface AsanaWebhooksRecord {
+/**
+ * Globally unique identifier of the resource, as a string.
+ */
+gid: string
+/**
+ * "webhook"
+ */
+resource_type?: (string | null)
+/**
+ * Whether the webhook sends events
+ */
+active?: (boolean | null)
+/**
+ * The resource it watches: {gid, resource_type, name}
+ */
+resource?: ({
+
+} | null)
+/**
+ * The URL Asana POSTs to
+ */
+target?: (string | null)
+created_at?: (string | null)
+last_success_at?: (string | null)
+last_failure_at?: (string | null)
+last_failure_content?: (string | null)
+/**
+ * Which events are sent: [{resource_type, resource_subtype, action, fields}]
+ */
+filters?: ({
+
+}[] | null)
+}
+
+export interface AsanaWebhooksCreateParams {
+/**
+ * The gid of the resource to watch (a project, a task; a workspace or team needs filters)
+ */
+resource: string
+/**
+ * The URL Asana POSTs to (hosted: the connector's webhook URL, filled in)
+ */
+target: string
+/**
+ * Only these events are sent: [{resource_type: task, action: changed, fields: [due_on]}]
+ */
+filters?: {
+resource_type?: string
+resource_subtype?: string
+action?: ("changed" | "added" | "removed" | "deleted" | "undeleted")
+fields?: string[]
+}[]
+/**
+ * Fields to return besides the compact ones (gid, resource_type, ...), e.g. [text, created_by.name, created_at]: sent comma-separated
+ */
+opt_fields?: string[]
+}
+
 /** What a passing credential check of asana reports (manifest check.info); null where the upstream gave no value. */
 export interface AsanaCheckInfo {
   "user_gid": unknown;
@@ -1134,6 +1193,9 @@ export interface AsanaActions {
     get: { params: AsanaStoriesGetParams; result: { data: AsanaStoriesRecord } };
     create: { params: AsanaStoriesCreateParams; result: { data: AsanaStoriesRecord } };
     update: { params: AsanaStoriesUpdateParams; result: { data: AsanaStoriesRecord } };
+  };
+  webhooks: {
+    create: { params: AsanaWebhooksCreateParams; result: { data: AsanaWebhooksRecord } };
   };
 }
 

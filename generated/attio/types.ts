@@ -466,6 +466,56 @@ email_address?: (string | null)
 access_level?: (string | null)
 }
 
+export interface AttioWebhooksRecord {
+id: {
+workspace_id: string
+webhook_id: string
+}
+/**
+ * id.webhook_id, lifted beside it
+ */
+webhook_id: string
+target_url?: (string | null)
+/**
+ * [{event_type, filter}]
+ */
+subscriptions?: (unknown[] | null)
+/**
+ * active, degraded or inactive
+ */
+status?: (string | null)
+created_at?: (string | null)
+}
+
+export interface AttioWebhooksCreateParams {
+/**
+ * The https URL Attio POSTs to
+ */
+target_url: string
+/**
+ * The events to send: [{event_type: note.created, filter: null}]
+ * 
+ * @minItems 1
+ */
+subscriptions: [{
+event_type: ("list-entry.created" | "list-entry.updated" | "list-entry.deleted" | "note.created" | "note-content.updated" | "note.updated" | "note.deleted" | "record.created" | "record.merged" | "record.updated" | "record.deleted" | "task.created" | "task.updated" | "task.deleted" | "workspace-member.created")
+/**
+ * {$and: [{field, operator: equals, value}]} or {$or: ...}; null for every event
+ */
+filter: ({
+
+} | null)
+}, ...({
+event_type: ("list-entry.created" | "list-entry.updated" | "list-entry.deleted" | "note.created" | "note-content.updated" | "note.updated" | "note.deleted" | "record.created" | "record.merged" | "record.updated" | "record.deleted" | "task.created" | "task.updated" | "task.deleted" | "workspace-member.created")
+/**
+ * {$and: [{field, operator: equals, value}]} or {$or: ...}; null for every event
+ */
+filter: ({
+
+} | null)
+})[]]
+}
+
 /** What a passing credential check of attio reports (manifest check.info); null where the upstream gave no value. */
 export interface AttioCheckInfo {
   "workspace_id": unknown;
@@ -511,6 +561,9 @@ export interface AttioActions {
   workspace_members: {
     list: { params: AttioWorkspaceMembersListParams; result: { data: AttioWorkspaceMembersRecord[]; meta: AttioListMeta } };
     get: { params: AttioWorkspaceMembersGetParams; result: { data: AttioWorkspaceMembersRecord } };
+  };
+  webhooks: {
+    create: { params: AttioWebhooksCreateParams; result: { data: AttioWebhooksRecord } };
   };
 }
 

@@ -104,6 +104,10 @@ export const ERROR_CODES = {
     title: 'The connector this webhook delivery is for is not known yet (its credential check has not reported its account); retry later',
   },
   webhook_ingress_url_only: { status: 400, title: "This action points the vendor at a URL: only the service's own webhook URL for the connector is allowed" },
+  webhook_handshake_unexpected: {
+    status: 409,
+    title: 'A webhook subscription handshake came for a connector that is not making a subscription; nothing was stored',
+  },
   webhooks_not_configured: { status: 501, title: 'This deployment has no webhook secret for this connector type' },
   webhook_endpoint_not_found: { status: 404, title: 'No such webhook endpoint in this organization' },
   webhook_url_refused: { status: 400, title: 'The webhook URL is an address the egress rules forbid' },

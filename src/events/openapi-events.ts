@@ -188,7 +188,7 @@ export const eventsOpenApiSchemas: Record<string, Schema> = {
 };
 
 const VENDOR_DESCRIPTION =
-  "A vendor POSTs its webhook deliveries here (register this URL with the vendor). The connector type's manifest (webhooks section, docs/manifest.md) says how they are signed and attributed. Answers: 200 once applied (or acknowledged and ignored: a topic with no rule, no matching connector); 200 with the challenge echoed for a subscription handshake; 401 webhook_signature_invalid (unsigned, mis-signed) or webhook_replayed (a delivery id seen before, a timestamp outside the window) with nothing stored; 503 webhook_queue_full with Retry-After when too many are in progress.";
+  "A vendor POSTs its webhook deliveries here (register this URL with the vendor). The connector type's manifest (webhooks section, docs/manifest.md) says how they are signed and attributed. Answers: 200 once applied (or acknowledged and ignored: a topic with no rule, no matching connector); 200 with the challenge echoed for a subscription handshake; at a connector's URL, for a type whose secret is each subscription's own (webhooks.subscription_secret from: handshake), 204 with the handshake's secret header echoed while the service makes that connector's subscription, 409 webhook_handshake_unexpected otherwise; 401 webhook_signature_invalid (unsigned, mis-signed) or webhook_replayed (a delivery id seen before, a timestamp outside the window) with nothing stored; 503 webhook_queue_full with Retry-After when too many are in progress.";
 
 export function eventsOpenApiPaths(h: OpenApiHelpers): Record<string, Schema> {
   const query = Object.entries((ChangesQuerySchema['properties'] ?? {}) as Record<string, Schema>).map(([name, s]) => ({
@@ -214,7 +214,8 @@ export function eventsOpenApiPaths(h: OpenApiHelpers): Record<string, Schema> {
           description: "A delivery of several events (the manifest's webhooks.events), each applied or skipped: the outcome of each",
           content: h.json({ type: 'object', additionalProperties: true }),
         },
-        ...h.problems(400, 401, 404, 413, 501, 503),
+        204: { description: 'A subscription handshake (per-subscription secrets): the secret kept, its header echoed (X-Hook-Secret)' },
+        ...h.problems(400, 401, 404, 409, 413, 501, 503),
       },
     },
     get: {

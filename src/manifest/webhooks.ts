@@ -19,6 +19,14 @@ export interface CompiledTopic {
   delete: boolean;
 }
 
+/**
+ * A subscription's secret: a handshake header the vendor sends to the connector's URL while the
+ * subscription is being made (echoed back), a field of the subscribe action's record, or random
+ * bytes the service sends as one of its params.
+ */
+export type SubscriptionSecretRule =
+  { from: 'handshake'; header: string } | { from: 'response'; field: string } | { from: 'generated'; param: string; bytes: number };
+
 export interface CompiledWebhooks {
   /** passcode: `field` (dotted, in the body, or in each event with `events`) or `header` carries the secret itself; header is '' then. */
   signature: {
@@ -33,12 +41,13 @@ export interface CompiledWebhooks {
     payload?: Template;
     /** hmac: the signature as sent (over headers and body), instead of the header after its prefix. */
     value?: Template;
-    /** hmac: the secret as text (utf8) or hex-decoded bytes. */
-    keyEncoding: 'utf8' | 'hex';
+    /** hmac: the secret as text (utf8), or hex- or base64-decoded bytes. */
+    keyEncoding: 'utf8' | 'hex' | 'base64';
     encoding: 'hex' | 'base64';
     /** hmac: the raw body, or the raw body followed by the ingress URL the delivery was posted to. */
     signed: 'body' | 'body_and_ingress_url';
-    secret: 'oauth_client_secret' | 'webhook_secret';
+    /** subscription: each of the connector's subscriptions' own secret, kept as `subscriptionSecret` says. */
+    secret: 'oauth_client_secret' | 'webhook_secret' | 'subscription';
     maxAgeSeconds: number;
     audience?: 'ingress_url';
   };
@@ -49,6 +58,8 @@ export interface CompiledWebhooks {
   toleranceSeconds: number;
   /** `hmac`: the text whose HMAC (keyed with the signing secret) the response reads as {{hmac}}. */
   challenge?: { when: Template; response: TemplateTree; hmac?: Template; contentType: 'application/json' | 'text/plain' };
+  /** With signature.secret subscription: where each subscription's secret comes from (src/webhooks/subscriptions.ts). */
+  subscriptionSecret?: SubscriptionSecretRule;
   attribution: { by: 'payload' | 'url'; value?: Template; info?: string };
   subscribe?: { entity: string; action: string; urlParam: string };
   topic: Template;
@@ -66,10 +77,10 @@ export interface WebhooksDef {
     signed_prefix?: string;
     payload?: string;
     value?: string;
-    key_encoding?: 'utf8' | 'hex';
+    key_encoding?: 'utf8' | 'hex' | 'base64';
     encoding?: 'hex' | 'base64';
     signed?: 'body' | 'body_and_ingress_url';
-    secret: 'oauth_client_secret' | 'webhook_secret';
+    secret: 'oauth_client_secret' | 'webhook_secret' | 'subscription';
     max_age_seconds?: number;
     audience?: 'ingress_url';
   };
@@ -78,6 +89,7 @@ export interface WebhooksDef {
   timestamp?: string;
   tolerance_seconds?: number;
   challenge?: { when: string; response?: unknown; hmac?: string; content_type?: 'application/json' | 'text/plain' };
+  subscription_secret?: { from: 'handshake' | 'response' | 'generated'; header?: string; field?: string; param?: string; bytes?: number };
   attribution: { by: 'payload' | 'url'; value?: string; info?: string };
   subscribe?: { entity: string; action: string; url_param: string };
   topic: string;

@@ -3,6 +3,7 @@
  * configuration, the connector registry and the clock. Built once per app by buildApp().
  */
 import type { WebhookAttributions } from '../webhooks/attribution.ts';
+import type { WebhookSubscriptions } from '../webhooks/subscriptions.ts';
 import type { RecordWriter } from '../search/record-writer.ts';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -51,6 +52,8 @@ export interface ServiceContext {
   events: ServiceEvents;
   /** Vendor webhooks in: each connector's vendor account, as its credential checks report it (src/webhooks/attribution.ts). */
   webhookAttributions: WebhookAttributions;
+  /** Vendor webhooks in: the connectors' subscriptions whose secret is their own (src/webhooks/subscriptions.ts). */
+  webhookSubscriptions: WebhookSubscriptions;
   hooks: ServiceHooks;
   /** Limits (per organization, token endpoint, upstream throttles), in process or shared by instances. */
   limits: LimitBackend;

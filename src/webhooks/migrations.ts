@@ -4,6 +4,9 @@
  * webhook_attributions gains the memory of failed resolutions — `failures` (checks that failed
  * in a row; 0 once resolved) and `retry_at` (when the background resolver may ask again), so a
  * broken connector is asked with backoff instead of on every delivery (attribution.ts).
+ *
+ * webhook_subscriptions (002): the connectors' webhook subscriptions whose secret is their own,
+ * each secret sealed with the key ring (subscriptions.ts).
  */
 import type { Kysely, Migration } from 'kysely';
 import type { MigrationGroup } from '../store/database.ts';
@@ -18,8 +21,29 @@ const m001: Migration = {
   },
 };
 
+const m002: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('webhook_subscriptions')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('connector_id', 'text', (c) => c.notNull())
+      .addColumn('connector_type', 'text', (c) => c.notNull())
+      .addColumn('state', 'text', (c) => c.notNull())
+      .addColumn('secret_key_id', 'text')
+      .addColumn('secret_ciphertext', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addColumn('expires_at', 'text')
+      .execute();
+    await db.schema.createIndex('webhook_subscriptions_connector').on('webhook_subscriptions').columns(['connector_id', 'state']).execute();
+  },
+};
+
 /** Runs after the events group (it alters its table). */
-export const webhooksInMigrations: MigrationGroup = { name: 'webhooks_in', migrations: { '001_attribution_retry': m001 } };
+export const webhooksInMigrations: MigrationGroup = {
+  name: 'webhooks_in',
+  migrations: { '001_attribution_retry': m001, '002_subscriptions': m002 },
+};
 
 export interface WebhooksInTables {
   webhook_attributions: {

@@ -16,6 +16,10 @@
  * webhook_attribution_pending, which the vendor retries) → apply. Nothing is stored before the
  * signature verifies. A delivery of several events (`events`: Microsoft Graph's batches) has each
  * event checked (a passcode per event), routed and applied on its own, and is answered 202.
+ * Per-subscription secrets (signature.secret subscription, subscriptions.ts): a handshake carrying
+ * the secret header is answered first (204, the header echoed; 409 webhook_handshake_unexpected
+ * when the connector is making no subscription), and a delivery verifies with any of its URL's
+ * connector's subscription secrets (none stored: 401).
  * At most `queueLimit` deliveries are processed at once per instance; more
  * are answered 503 webhook_queue_full with Retry-After, which vendors retry.
  */
@@ -32,6 +36,7 @@ import { truthy } from '../templates/index.ts';
 import type { EventsTables } from '../events/migrations.ts';
 import type { WebhookAttributions } from './attribution.ts';
 import { topicRule, type CompiledWebhooks } from '../manifest/webhooks.ts';
+import { MAX_SECRET_LENGTH, SUBSCRIPTION_QUERY, type WebhookSubscriptions } from './subscriptions.ts';
 
 /** Seconds a vendor is told to wait before retrying a delivery that cannot be attributed yet. */
 export const ATTRIBUTION_RETRY_AFTER_S = 60;
@@ -49,6 +54,8 @@ export interface ReceiverOptions {
   applier: () => ChangeApplier;
   /** The signing secret of a type (per the manifest's signature.secret), or undefined when not configured. */
   secretFor: (type: string, kind: 'oauth_client_secret' | 'webhook_secret') => string | undefined;
+  /** The connectors' per-subscription secrets (signature.secret subscription). */
+  subscriptions?: Pick<WebhookSubscriptions, 'secrets' | 'handshake'>;
   /** One connector by id. */
   connector: (id: string) => Promise<(WebhookConnector & { connector_type: string }) | undefined>;
   /** The connectors' vendor accounts, as their credential checks reported them. */
@@ -67,6 +74,8 @@ export interface DeliveryAnswer {
   body: unknown;
   /** Set when the answer is not JSON (a handshake answered as text/plain). */
   contentType?: 'text/plain';
+  /** Headers of the answer (a handshake's secret echoed). */
+  headers?: Record<string, string>;
 }
 
 export interface Delivery {
@@ -121,6 +130,8 @@ export class WebhookReceiver {
     const tooDeep = checkBody(body);
     if (tooDeep?.code === 'invalid_json_depth') throw tooDeep;
     const ctx: Record<string, unknown> = { body, headers: d.headers };
+    const rule = w.subscriptionSecret;
+    if (rule?.from === 'handshake' && header(d.headers, rule.header) !== undefined) return this.handshake(d, rule.header);
     // The subscription handshake: echoing the vendor's own challenge reveals nothing, but only a
     // connector of the type has a URL to answer it at.
     // The handshake may come with an empty body and its token in the URL's query.
@@ -132,8 +143,8 @@ export class WebhookReceiver {
       return w.challenge.contentType === 'text/plain' ? { status: 200, body: String(answer ?? ''), contentType: 'text/plain' } : { status: 200, body: answer };
     }
 
-    const secret = this.secret(d, w);
-    const claims = await this.verify(d, w, secret, body);
+    const secrets = await this.secrets(d, w);
+    const { secret, claims } = await this.verifyAny(d, w, secrets, body);
     if (claims !== undefined) ctx['token'] = claims;
     if (body === undefined || typeof body !== 'object' || body === null) throw new SwitchboardError('malformed_json', 'The delivery body is not a JSON object');
 
@@ -161,7 +172,9 @@ export class WebhookReceiver {
     }
     try {
       const key = deliveryId ?? `${d.type}:${String(ts ?? this.o.now())}`;
-      return w.events !== undefined ? await this.applyEvents(d, manifest, w, ctx, key, secret) : await this.apply(d, manifest, w, ctx, key);
+      return w.events !== undefined
+        ? await this.applyEvents(d, manifest, w, ctx, key, secret === undefined ? secrets : [secret])
+        : await this.apply(d, manifest, w, ctx, key);
     } catch (e) {
       // Not processed: the vendor's retry of this delivery must not count as a replay.
       if (deliveryId !== undefined)
@@ -170,8 +183,60 @@ export class WebhookReceiver {
     }
   }
 
+  /**
+   * A handshake naming a subscription's secret (from: handshake): kept for a subscription the
+   * service is making for the URL's connector, and echoed; refused when it is making none.
+   */
+  private async handshake(d: Delivery, name: string): Promise<DeliveryAnswer> {
+    const c = await this.namedConnector(d);
+    const secret = header(d.headers, name) ?? '';
+    if (secret === '' || secret.length > MAX_SECRET_LENGTH) throw refuse(`The handshake's ${name} is empty or longer than ${MAX_SECRET_LENGTH} characters`);
+    if (this.o.subscriptions === undefined || !(await this.o.subscriptions.handshake(c.id, secret, subscriptionOf(d)))) {
+      throw new SwitchboardError(
+        'webhook_handshake_unexpected',
+        `No webhook subscription of connector ${c.id} is being made: a handshake is only taken while the service runs its subscribe action`,
+      );
+    }
+    this.o.log?.info({ connector_id: c.id, connector_type: d.type }, 'webhook: a subscription handshake stored its secret');
+    return { status: 204, body: undefined, headers: { [name]: secret } };
+  }
+
+  /** The secrets a delivery may be signed with: the type's one, or each of the URL's connector's subscriptions' (none: 401). */
+  private async secrets(d: Delivery, w: CompiledWebhooks): Promise<string[]> {
+    if (w.signature.secret !== 'subscription') return [this.secret(d, w)];
+    const c = await this.namedConnector(d);
+    const secrets = (await this.o.subscriptions?.secrets(c.id, subscriptionOf(d))) ?? [];
+    if (secrets.length === 0) throw refuse(`Connector ${c.id} has no webhook subscription with a secret to verify the delivery with`);
+    return secrets;
+  }
+
+  /**
+   * The delivery checked against each secret in turn (per-subscription secrets: one of them
+   * signed it); the first that verifies, with the JWT's claims. A passcode per event (`events`) is
+   * checked per event instead: `secret` is then undefined.
+   */
+  private async verifyAny(
+    d: Delivery,
+    w: CompiledWebhooks,
+    secrets: string[],
+    body: unknown,
+  ): Promise<{ secret: string | undefined; claims: JWTPayload | undefined }> {
+    if (w.signature.field !== undefined && w.events !== undefined) return { secret: undefined, claims: undefined };
+    let last: unknown;
+    for (const secret of secrets) {
+      try {
+        return { secret, claims: await this.verify(d, w, secret, body) };
+      } catch (e) {
+        if (!(e instanceof SwitchboardError) || e.code !== 'webhook_signature_invalid') throw e;
+        last = e;
+      }
+    }
+    throw last;
+  }
+
   /** The type's signing secret, or webhooks_not_configured. */
   private secret(d: Delivery, w: CompiledWebhooks): string {
+    if (w.signature.secret === 'subscription') throw new SwitchboardError('webhooks_not_configured', `Webhooks of ${d.type} have a secret per subscription`);
     const secret = this.o.secretFor(d.type, w.signature.secret);
     if (secret !== undefined) return secret;
     const v =
@@ -227,7 +292,7 @@ export class WebhookReceiver {
     const s = w.signature;
     const where = s.value !== undefined ? 'The signature' : s.header;
     if (typeof sent !== 'string' || sent.trim() === '') throw refuse(`${where} is missing`);
-    const mac = createHmac(s.algorithm, s.keyEncoding === 'hex' ? Buffer.from(secret, 'hex') : secret);
+    const mac = createHmac(s.algorithm, s.keyEncoding === 'utf8' ? secret : Buffer.from(secret, s.keyEncoding));
     if (s.payload !== undefined) mac.update(String(s.payload.render({ headers: d.headers, body, raw: d.raw.toString('utf8') }) ?? ''));
     else {
       if (s.signedPrefix !== undefined) mac.update(String(s.signedPrefix.render({ headers: d.headers }) ?? ''));
@@ -303,7 +368,7 @@ export class WebhookReceiver {
     w: CompiledWebhooks,
     ctx: Record<string, unknown>,
     deliveryId: string,
-    secret: string,
+    secrets: string[],
   ): Promise<DeliveryAnswer> {
     const events = w.events!.render(ctx);
     if (!Array.isArray(events)) throw new SwitchboardError('invalid_request', 'The delivery holds no list of events');
@@ -313,7 +378,7 @@ export class WebhookReceiver {
     for (const [i, event] of events.entries()) {
       if (field !== undefined) {
         const value = getPath(event, field);
-        if (typeof value !== 'string' || value === '' || !sameText(value, secret)) {
+        if (typeof value !== 'string' || value === '' || !secrets.some((secret) => sameText(value, secret))) {
           refused++;
           this.o.log?.warn({ connector_type: d.type, event: i }, `webhook: an event whose ${field} is not the secret was skipped`);
           results.push({ refused: `event ${i}: its ${field} is not the webhook secret` });
@@ -378,6 +443,12 @@ export class WebhookReceiver {
     this.o.attributions.resolveSoon();
     return new SwitchboardError('webhook_attribution_pending', `${message}; retry later`, { details: { retry_after_ms: ATTRIBUTION_RETRY_AFTER_S * 1000 } });
   }
+}
+
+/** The subscription the delivery URL names (?subscription=<id>), when it names one. */
+function subscriptionOf(d: Delivery): string | undefined {
+  const id = d.query?.[SUBSCRIPTION_QUERY];
+  return id === undefined || id === '' ? undefined : id;
 }
 
 /** The HMAC of a text as the signature scheme writes it (its algorithm and encoding). */

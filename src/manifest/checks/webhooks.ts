@@ -6,7 +6,7 @@ import { compileTemplate, TemplateSyntaxError, type Template } from '../../templ
 import { compileTree, type TemplateTree } from '../template-tree.ts';
 import type { CompiledEntity } from '../compile.ts';
 import type { CheckContext } from './checker.ts';
-import { DEFAULT_JWT_MAX_AGE_SECONDS, type CompiledTopic, type CompiledWebhooks, type WebhooksDef } from '../webhooks.ts';
+import { DEFAULT_JWT_MAX_AGE_SECONDS, type CompiledTopic, type CompiledWebhooks, type SubscriptionSecretRule, type WebhooksDef } from '../webhooks.ts';
 
 const DELIVERY_ROOTS = new Set(['body', 'headers']);
 /** A handshake may also read the delivery URL's query (a validation token sent there). */
@@ -131,6 +131,7 @@ export function compileWebhooks(
   } catch (e) {
     add(['challenge', 'response'], `template error: ${(e as Error).message}`);
   }
+  const subscriptionSecret = subscriptionSecretRule(w, entities, add);
   if (before.n > 0 || topic === undefined) return undefined;
   return {
     signature: {
@@ -156,11 +157,62 @@ export function compileWebhooks(
     ...(when !== undefined && response !== undefined
       ? { challenge: { when, response, contentType: w.challenge?.content_type ?? 'application/json', ...(challengeHmac ? { hmac: challengeHmac } : {}) } }
       : {}),
+    ...(subscriptionSecret !== undefined ? { subscriptionSecret } : {}),
     attribution: { by: w.attribution.by, ...(value ? { value } : {}), ...(w.attribution.info !== undefined ? { info: w.attribution.info } : {}) },
     ...(w.subscribe !== undefined ? { subscribe: { entity: w.subscribe.entity, action: w.subscribe.action, urlParam: w.subscribe.url_param } } : {}),
     topic,
     topics,
   };
+}
+
+/** Random bytes in a generated subscription secret, unless the manifest says. */
+const GENERATED_SECRET_BYTES = 32;
+
+/**
+ * `subscription_secret`, with `signature.secret: subscription` (one without the other is a
+ * problem): deliveries come to the connector's own URL (attribution by url) from subscriptions the
+ * service makes (subscribe), and each form names what it reads.
+ */
+function subscriptionSecretRule(
+  w: WebhooksDef,
+  entities: Map<string, { params?: Map<string, string[]> }>,
+  add: (path: (string | number)[], message: string) => void,
+): SubscriptionSecretRule | undefined {
+  const r = w.subscription_secret;
+  const bySubscription = w.signature.secret === 'subscription';
+  if (r === undefined) {
+    if (bySubscription) add(['subscription_secret'], "signature.secret subscription needs subscription_secret: where each subscription's secret comes from");
+    return undefined;
+  }
+  if (!bySubscription) add(['subscription_secret'], 'subscription_secret is for signature.secret: subscription');
+  if (w.attribution.by !== 'url')
+    add(['attribution', 'by'], 'subscription secrets are kept per connector: deliveries must come to its URL (attribution by url)');
+  if (w.subscribe === undefined) add(['subscribe'], 'subscription secrets are kept while the service runs the subscribe action: name it');
+  if (w.challenge?.hmac !== undefined) add(['challenge', 'hmac'], 'a handshake proving the secret needs one secret per type, not one per subscription');
+  const extra = (keys: string[]): void => {
+    const given = (['header', 'field', 'param', 'bytes'] as const).filter((k) => r[k] !== undefined && !keys.includes(k));
+    if (given.length > 0) add(['subscription_secret'], `from ${r.from} takes no ${given.join(', ')}`);
+  };
+  if (r.from === 'handshake') {
+    extra(['header']);
+    if (r.header === undefined) add(['subscription_secret', 'header'], 'from handshake needs the header carrying the secret');
+    return r.header === undefined ? undefined : { from: 'handshake', header: r.header.toLowerCase() };
+  }
+  if (r.from === 'response') {
+    extra(['field']);
+    if (r.field === undefined)
+      add(['subscription_secret', 'field'], "from response needs the dotted field of the subscribe action's record holding the secret");
+    return r.field === undefined ? undefined : { from: 'response', field: r.field };
+  }
+  extra(['param', 'bytes']);
+  if (r.param === undefined) {
+    add(['subscription_secret', 'param'], 'from generated needs the subscribe action param the secret is sent in');
+    return undefined;
+  }
+  const declared = w.subscribe === undefined ? undefined : entities.get(w.subscribe.entity)?.params?.get(w.subscribe.action);
+  if (declared !== undefined && !declared.includes(r.param))
+    add(['subscription_secret', 'param'], `${w.subscribe!.entity}.${w.subscribe!.action} has no param "${r.param}"`);
+  return { from: 'generated', param: r.param, bytes: r.bytes ?? GENERATED_SECRET_BYTES };
 }
 
 /** The manifest's webhooks section checked against its entities; problems reported under `webhooks`. */

@@ -350,7 +350,10 @@ async function runAction(
     // A caller is not held behind a paused or saturated connector: past a short wait it gets 429 with Retry-After.
     // The action that points the vendor at a URL only ever points it at this connector's ingress URL (src/webhooks/ingress.ts).
     const params = subscriptionParams(ctx, row, manifest, body.entity, body.action, body.params ?? {});
-    return await runtime.execute(body.entity, body.action, params, { signal, maxThrottleWaitMs: ctx.config.upstreamMaxWaitMs });
+    // A subscription whose secret is its own (a handshake, the answer, or one generated) is kept for the connector.
+    return await ctx.webhookSubscriptions.around(manifest, row, body.entity, body.action, params, (p) =>
+      runtime.execute(body.entity, body.action, p, { signal, maxThrottleWaitMs: ctx.config.upstreamMaxWaitMs }),
+    );
   } catch (e) {
     if (!isSwitchboardError(e)) throw e;
     // Upstream details are passed through, but never anything that contains a credential.

@@ -26,6 +26,7 @@ import { EventOutbox } from '../../events/outbox.ts';
 import { createWebhookSender } from '../../events/webhook-sender.ts';
 import { ServiceEvents } from '../../events/service-events.ts';
 import type { EventsTables } from '../../events/migrations.ts';
+import type { WebhookSubscriptionsTables } from '../../webhooks/subscriptions.ts';
 import type { ConnectorRow } from '../../store/index.ts';
 
 export interface HostedData {
@@ -319,6 +320,7 @@ export function createHostedData(o: HostedDataOptions): HostedData {
     forgetConnector: async (connectorId, trx) => {
       await sync.removeWithin(connectorId, trx as unknown as Kysely<unknown>, new RecordStore({ db: trx, dialect: o.database.dialect }, { cursorSecret }));
       await (trx as unknown as Kysely<EventsTables>).deleteFrom('webhook_attributions').where('connector_id', '=', connectorId).execute();
+      await (trx as unknown as Kysely<WebhookSubscriptionsTables>).deleteFrom('webhook_subscriptions').where('connector_id', '=', connectorId).execute();
     },
     close: async () => {
       await writer?.close();

@@ -20,6 +20,7 @@ import { authenticationHook } from '../auth/authentication.ts';
 import { answerTimeoutMs, type ServiceConfig } from '../config.ts';
 import type { ServiceContext, ServiceHooks } from '../context.ts';
 import { createServiceLogger, requestLogger } from '../ops/logger.ts';
+import { WebhookSubscriptions, type WebhookSubscriptionsTables } from '../../webhooks/subscriptions.ts';
 import { problem, sendProblem, toProblem } from './problem.ts';
 import { createLimitBackend, organizationLimiter, upstreamThrottle } from '../limits/shared-limits.ts';
 import { accountRoutes } from '../routes/account-routes.ts';
@@ -225,6 +226,12 @@ async function createContext(app: FastifyInstance, o: BuildAppOptions, log: Logg
     outbox,
     events,
     webhookAttributions: webhookAttributions(o, registry, store, runtimes, now, log),
+    webhookSubscriptions: new WebhookSubscriptions({
+      db: o.database.db as unknown as Kysely<WebhookSubscriptionsTables>,
+      keyRing: o.keyRing,
+      now,
+      log,
+    }),
     ...(o.retry !== undefined ? { retry: o.retry } : {}),
     publicUrl: () => o.config.publicUrl ?? listening ?? `http://${o.config.host}:${o.config.port}`,
   };

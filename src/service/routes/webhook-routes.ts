@@ -37,6 +37,7 @@ export function vendorWebhookRoutes(ctx: ServiceContext) {
         return row === undefined ? undefined : { id: row.id, status: row.status, connector_type: row.connector_type };
       },
       attributions: ctx.webhookAttributions,
+      subscriptions: ctx.webhookSubscriptions,
       runtimeFor: async (id) => {
         const row = await ctx.store.getConnectorById(id);
         const manifest = row === undefined ? undefined : ctx.registry.get(row.connector_type);
@@ -82,6 +83,8 @@ export function vendorWebhookRoutes(ctx: ServiceContext) {
         });
         // A handshake echoed as text is not to be sniffed as anything else (Dropbox asks for nosniff).
         if (a.contentType !== undefined) reply.type(a.contentType).header('x-content-type-options', 'nosniff');
+        // A handshake echoes the subscription's secret header (the vendor's own value).
+        for (const [k, v] of Object.entries(a.headers ?? {})) reply.header(k, v);
         return reply.code(a.status).send(a.body);
       } catch (e) {
         // Vendors retry a 503 that says when.
@@ -136,8 +139,11 @@ export function webhookEndpointRoutes(ctx: ServiceContext) {
         const url = ingressUrlOf(ctx, row);
         const { runtime } = ctx.runtimes.get(row, manifest);
         const data: unknown[] = [];
-        for (const event of request.body.events)
-          data.push((await runtime.execute(subscribe.entity, subscribe.action, { ...request.body.params, event, [subscribe.urlParam]: url })).data);
+        for (const event of request.body.events) {
+          const params = { ...request.body.params, event, [subscribe.urlParam]: url };
+          const run = (p: Record<string, unknown>) => runtime.execute(subscribe.entity, subscribe.action, p);
+          data.push((await ctx.webhookSubscriptions.around(manifest, row, subscribe.entity, subscribe.action, params, run)).data);
+        }
         return reply.code(201).send({ data, url });
       },
     );
