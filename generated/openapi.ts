@@ -11911,6 +11911,36 @@ export interface components {
             /** @constant */
             action: "list";
             /** @constant */
+            entity: "subscriptions";
+            params?: components["schemas"]["OutlookSubscriptionsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["OutlookSubscriptionsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["OutlookSubscriptionsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["OutlookSubscriptionsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "subscription_deletions";
+            params: components["schemas"]["OutlookSubscriptionDeletionsCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
             entity: "messages";
             params?: components["schemas"]["OutlookMessagesListParams"];
         } | {
@@ -12063,30 +12093,6 @@ export interface components {
             /** @constant */
             entity: "sent_mail";
             params: components["schemas"]["OutlookSentMailCreateParams"];
-        } | {
-            /** @constant */
-            action: "list";
-            /** @constant */
-            entity: "subscriptions";
-            params?: components["schemas"]["OutlookSubscriptionsListParams"];
-        } | {
-            /** @constant */
-            action: "get";
-            /** @constant */
-            entity: "subscriptions";
-            params: components["schemas"]["OutlookSubscriptionsGetParams"];
-        } | {
-            /** @constant */
-            action: "create";
-            /** @constant */
-            entity: "subscriptions";
-            params: components["schemas"]["OutlookSubscriptionsCreateParams"];
-        } | {
-            /** @constant */
-            action: "update";
-            /** @constant */
-            entity: "subscriptions";
-            params: components["schemas"]["OutlookSubscriptionsUpdateParams"];
         };
         /** OutlookMailFoldersCreateParams */
         OutlookMailFoldersCreateParams: {
@@ -12256,15 +12262,19 @@ export interface components {
                 };
             }[];
         };
+        /** OutlookSubscriptionDeletionsCreateParams */
+        OutlookSubscriptionDeletionsCreateParams: {
+            subscription_id: string;
+        };
         /** OutlookSubscriptionsCreateParams */
         OutlookSubscriptionsCreateParams: {
             /** @description created, updated, deleted, comma-separated (e.g. created,updated,deleted) */
             change_type: string;
-            /** @description SWITCHBOARD_OUTLOOK_WEBHOOK_SECRET: every notification carries it back */
+            /** @description SWITCHBOARD_<TYPE>_WEBHOOK_SECRET: every notification carries it back */
             client_state: string;
             /**
              * Format: date-time
-             * @description At most 7 days ahead for Outlook resources
+             * @description At most 7 days (10,080 minutes) ahead for Outlook resources
              */
             expiration_date_time: string;
             /** Format: uri */
