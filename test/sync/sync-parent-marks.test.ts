@@ -235,3 +235,68 @@ it('is refused by the loader with incremental.start and for_each', () => {
   );
   expect(() => loadManifestText(tokenMode, 'foldered.yaml')).toThrow(/cannot start a token per for_each parent/);
 });
+
+it('keeps a token per parent in mode token: each parent sends its own in the param', async () => {
+  const TOKENS = `
+manifest_version: 1
+type: tokened
+title: Tokened
+kind: test
+base_url: { default: https://cal.example.com/v1 }
+auth:
+  - { name: token, type: bearer, fields: { token: { type: string, secret: true } }, token: "{{credentials.token}}" }
+list_meta:
+  next_sync_token: { type: [string, "null"] }
+entities:
+  calendars:
+    primary_key: id
+    record: { type: object, required: [id], properties: { id: { type: string } } }
+    actions:
+      list:
+        request: { method: GET, path: /calendars }
+        response: { records: "{{body.items}}", meta: { next_sync_token: "{{null}}" } }
+  events:
+    primary_key: id
+    record: { type: object, required: [id], properties: { id: { type: string } } }
+    actions:
+      list:
+        params: { calendar_id: { type: string, required: true }, sync_token: { type: string } }
+        request: { method: GET, path: "/calendars/{{params.calendar_id}}/events", query: { syncToken: "{{params.sync_token}}" } }
+        response: { records: "{{body.items}}", meta: { next_sync_token: "{{default body.nextSyncToken null}}" } }
+    sync:
+      for_each: { entity: calendars, param: calendar_id, value: "{{record.id}}" }
+      incremental: { mode: token, param: sync_token, token: next_sync_token, resync_on: [410] }
+    search:
+      fields: { id: string }
+`;
+  const m = loadManifestText(TOKENS, 'tokened.yaml');
+  const calls: string[] = [];
+  let round = 0;
+  const fetchImpl: FetchLike = async (input) => {
+    const url = new URL(String(input));
+    const json = (body: unknown): Response => new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+    if (url.pathname === '/v1/calendars') return json({ items: [{ id: 'work' }, { id: 'home' }] });
+    calls.push(`${url.pathname}${url.search}`);
+    const cal = url.pathname.split('/')[3]!;
+    return json({ items: [{ id: `${cal}-${String(round)}` }], nextSyncToken: `${cal}-t${String(round)}` });
+  };
+  const tdb = await openTestDatabase('sqlite', [searchMigrations, syncMigrations]);
+  const engine = new SyncEngine({
+    database: tdb.database,
+    sink: new RecordStore(tdb.database, { cursorSecret: 'test-secret' }),
+    runtimeFor: async () => ({ manifest: m, runtime: new ConnectorRuntime(m, { token: 't' }, { fetch: fetchImpl, limiter: null, retry: { baseDelayMs: 1 } }) }),
+    fullRefreshEvery: 100,
+  });
+  try {
+    await engine.register('c');
+    await engine.runOnce('c');
+    expect(calls).toEqual(['/v1/calendars/work/events', '/v1/calendars/home/events']);
+    round = 1;
+    calls.length = 0;
+    await engine.runOnce('c');
+    expect(calls).toEqual(['/v1/calendars/work/events?syncToken=work-t0', '/v1/calendars/home/events?syncToken=home-t0']);
+  } finally {
+    await engine.stop();
+    await tdb.close();
+  }
+});
