@@ -10,7 +10,7 @@ import type { CompiledEntity } from '../manifest/index.ts';
 
 /** Parents whose marks are kept, in the parents' order. */
 export const MAX_PARENT_MARKS = 1000;
-/** Longest mark kept (Graph's delta links run to a few hundred characters). */
+/** Longest mark kept (delta links run to a few hundred characters). */
 export const MAX_MARK_CHARS = 4096;
 
 /** A run's marks by parent key: a token or link, or null for a mark dropped (the upstream refused it). */
