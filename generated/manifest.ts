@@ -1379,7 +1379,7 @@ params?: {
 }
 incremental?: {
 /**
- * param (default): a list param asks for changes since the last run. sorted: the sync params sort newest change first, and paging stops at the first record older than the last run. token: the last page of a run answers a token (list_meta field `token`: Google's nextSyncToken) that the next run sends in `param` for what changed since; the token replaces the mark (no record field is compared). link: as token, but the token is a URL (Graph's @odata.deltaLink) that the next run requests as is, as a next page of the incremental action (on the base URL's origin only).
+ * param (default): a list param asks for changes since the last run. sorted: the sync params sort newest change first, and paging stops at the first record older than the last run. token: the last page of a run answers a token (list_meta field `token`: Google's nextSyncToken) that the next run sends in `param` for what changed since; the token replaces the mark (no record field is compared). link: as token, but the token is a URL (Graph's @odata.deltaLink) that the next run requests as is, as a next page of the incremental action (on the base URL's origin only). With for_each, modes token and link keep a token or link per parent: each parent's pass follows its own, one refused with a resync_on status lists that parent alone in full.
  */
 mode?: ("param" | "sorted" | "token" | "link")
 /**
@@ -1405,7 +1405,7 @@ params?: {
  */
 action?: ("list" | "changes")
 /**
- * Statuses with which the upstream refuses an incremental request whose mark (since value, history id, sync token) has expired (Gmail's history: 404; a sync token: 410): the entity's mark is dropped and its pass starts over as a full one in the same run.
+ * Statuses with which the upstream refuses an incremental request whose mark (since value, history id, sync token) has expired (Gmail's history: 404; a sync token: 410): the entity's mark is dropped and its pass starts over as a full one in the same run (with for_each in modes token and link: that parent's mark and pass only).
  * 
  * @minItems 1
  */

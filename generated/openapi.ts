@@ -10005,6 +10005,36 @@ export interface components {
             /** @constant */
             action: "list";
             /** @constant */
+            entity: "subscriptions";
+            params?: components["schemas"]["MicrosoftTeamsSubscriptionsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["MicrosoftTeamsSubscriptionsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["MicrosoftTeamsSubscriptionsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["MicrosoftTeamsSubscriptionsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "subscription_deletions";
+            params: components["schemas"]["MicrosoftTeamsSubscriptionDeletionsCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
             entity: "teams";
             params?: components["schemas"]["MicrosoftTeamsTeamsListParams"];
         } | {
@@ -10127,6 +10157,43 @@ export interface components {
             /** @constant */
             entity: "chat_messages";
             params?: components["schemas"]["SearchParams"];
+        };
+        /** MicrosoftTeamsSubscriptionDeletionsCreateParams */
+        MicrosoftTeamsSubscriptionDeletionsCreateParams: {
+            subscription_id: string;
+        };
+        /** MicrosoftTeamsSubscriptionsCreateParams */
+        MicrosoftTeamsSubscriptionsCreateParams: {
+            /** @description created, updated, deleted, comma-separated (e.g. created,updated,deleted) */
+            change_type: string;
+            /** @description SWITCHBOARD_<TYPE>_WEBHOOK_SECRET: every notification carries it back */
+            client_state: string;
+            /**
+             * Format: date-time
+             * @description At most 60 minutes ahead for chat and channel messages
+             */
+            expiration_date_time: string;
+            /** Format: uri */
+            lifecycle_notification_url?: string;
+            /**
+             * Format: uri
+             * @description The connector's webhook URL (hosted: filled in)
+             */
+            notification_url?: string;
+            /** @description teams/<team id>/channels/<channel id>/messages, chats/<chat id>/messages, teams/getAllMessages or chats/getAllMessages */
+            resource: string;
+        };
+        /** MicrosoftTeamsSubscriptionsGetParams */
+        MicrosoftTeamsSubscriptionsGetParams: {
+            subscription_id: string;
+        };
+        /** MicrosoftTeamsSubscriptionsListParams */
+        MicrosoftTeamsSubscriptionsListParams: Record<string, never>;
+        /** MicrosoftTeamsSubscriptionsUpdateParams */
+        MicrosoftTeamsSubscriptionsUpdateParams: {
+            /** Format: date-time */
+            expiration_date_time: string;
+            subscription_id: string;
         };
         /** MicrosoftTeamsTeamsGetParams */
         MicrosoftTeamsTeamsGetParams: {
@@ -11989,6 +12056,36 @@ export interface components {
             /** @constant */
             action: "list";
             /** @constant */
+            entity: "subscriptions";
+            params?: components["schemas"]["OutlookSubscriptionsListParams"];
+        } | {
+            /** @constant */
+            action: "get";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["OutlookSubscriptionsGetParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["OutlookSubscriptionsCreateParams"];
+        } | {
+            /** @constant */
+            action: "update";
+            /** @constant */
+            entity: "subscriptions";
+            params: components["schemas"]["OutlookSubscriptionsUpdateParams"];
+        } | {
+            /** @constant */
+            action: "create";
+            /** @constant */
+            entity: "subscription_deletions";
+            params: components["schemas"]["OutlookSubscriptionDeletionsCreateParams"];
+        } | {
+            /** @constant */
+            action: "list";
+            /** @constant */
             entity: "messages";
             params?: components["schemas"]["OutlookMessagesListParams"];
         } | {
@@ -12141,30 +12238,6 @@ export interface components {
             /** @constant */
             entity: "sent_mail";
             params: components["schemas"]["OutlookSentMailCreateParams"];
-        } | {
-            /** @constant */
-            action: "list";
-            /** @constant */
-            entity: "subscriptions";
-            params?: components["schemas"]["OutlookSubscriptionsListParams"];
-        } | {
-            /** @constant */
-            action: "get";
-            /** @constant */
-            entity: "subscriptions";
-            params: components["schemas"]["OutlookSubscriptionsGetParams"];
-        } | {
-            /** @constant */
-            action: "create";
-            /** @constant */
-            entity: "subscriptions";
-            params: components["schemas"]["OutlookSubscriptionsCreateParams"];
-        } | {
-            /** @constant */
-            action: "update";
-            /** @constant */
-            entity: "subscriptions";
-            params: components["schemas"]["OutlookSubscriptionsUpdateParams"];
         };
         /** OutlookMailFoldersCreateParams */
         OutlookMailFoldersCreateParams: {
@@ -12334,15 +12407,19 @@ export interface components {
                 };
             }[];
         };
+        /** OutlookSubscriptionDeletionsCreateParams */
+        OutlookSubscriptionDeletionsCreateParams: {
+            subscription_id: string;
+        };
         /** OutlookSubscriptionsCreateParams */
         OutlookSubscriptionsCreateParams: {
             /** @description created, updated, deleted, comma-separated (e.g. created,updated,deleted) */
             change_type: string;
-            /** @description SWITCHBOARD_OUTLOOK_WEBHOOK_SECRET: every notification carries it back */
+            /** @description SWITCHBOARD_<TYPE>_WEBHOOK_SECRET: every notification carries it back */
             client_state: string;
             /**
              * Format: date-time
-             * @description At most 7 days ahead for Outlook resources
+             * @description At most 7 days (10,080 minutes) ahead for Outlook resources
              */
             expiration_date_time: string;
             /** Format: uri */

@@ -13,7 +13,7 @@
 // - `/teams/{team-id}/channels/{channel-id}/messages/delta` is the path Graph's reference and
 //   clients call (the copy names it by its namespace-qualified form, .../microsoft.graph.delta(),
 //   which Graph also accepts);
-// - collection GETs take `$skiptoken`, the opaque cursor Graph writes into @odata.nextLink, and the
+// - collection GETs (and /subscriptions) take `$skiptoken`, the opaque cursor Graph writes into @odata.nextLink, and the
 //   delta takes `$deltatoken`, the one it writes into @odata.deltaLink;
 // - the Microsoft identity platform's OAuth 2.0 endpoints (the copy declares no securitySchemes);
 // - `@odata.type` is not required in request bodies (the copy's generator requires it on every
@@ -42,6 +42,8 @@ const KEEP = {
   '/chats/{chat-id}': ['get'],
   '/chats/{chat-id}/messages': ['get', 'post'],
   '/chats/{chat-id}/messages/{chatMessage-id}': ['get'],
+  '/subscriptions': ['get', 'post'],
+  '/subscriptions/{subscription-id}': ['get', 'patch', 'delete'],
 };
 const RENAMED = { [`${CHANNEL}/messages/microsoft.graph.delta()`]: `${CHANNEL}/messages/delta` };
 const ADDED = 'connectors/microsoft_teams/trim.mjs';
@@ -72,7 +74,9 @@ for (const [path, methods] of Object.entries(KEEP)) {
 }
 for (const [path, item] of Object.entries(paths)) {
   const get = item.get;
-  if (get === undefined || !get.parameters?.some((p) => p.$ref === '#/components/parameters/top')) continue;
+  // /subscriptions takes no $top, but Graph pages it by @odata.nextLink all the same.
+  if (get === undefined || (path !== '/subscriptions' && !get.parameters?.some((p) => p.$ref === '#/components/parameters/top'))) continue;
+  get.parameters ??= [];
   get.parameters.push(cursorParam('$skiptoken', 'The page cursor Graph writes into @odata.nextLink.'));
   if (path.endsWith('/delta')) get.parameters.push(cursorParam('$deltatoken', 'The round cursor Graph writes into @odata.deltaLink.'));
 }

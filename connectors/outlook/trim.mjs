@@ -13,7 +13,11 @@
 // - `/me/sendMail` is the path Graph's reference and clients call (the copy names it by its
 //   namespace-qualified form, /me/microsoft.graph.sendMail, which Graph also accepts);
 // - a send answers 202 Accepted (Graph's reference; the copy says 204);
-// - collection GETs (and /subscriptions) take `$skiptoken`, the opaque cursor Graph writes into @odata.nextLink;
+// - `/me/mailFolders/{mailFolder-id}/messages/delta` is the path Graph's reference and clients call
+//   (the copy names it by its namespace-qualified form, .../microsoft.graph.delta(), which Graph
+//   also accepts);
+// - collection GETs (and /subscriptions) take `$skiptoken`, the opaque cursor Graph writes into
+//   @odata.nextLink, and the delta takes `$deltatoken`, the one it writes into @odata.deltaLink;
 // - the Microsoft identity platform's OAuth 2.0 endpoints (the copy declares no securitySchemes);
 // - `@odata.type` is not required in request bodies (the copy's generator requires it on every
 //   entity; Graph takes a message, event or contact without it, as its reference's examples send).
@@ -32,6 +36,7 @@ const KEEP = {
   '/me/microsoft.graph.sendMail': ['post'],
   '/me/mailFolders': ['get', 'post'],
   '/me/mailFolders/{mailFolder-id}': ['get', 'patch'],
+  '/me/mailFolders/{mailFolder-id}/messages/microsoft.graph.delta()': ['get'],
   '/me/events': ['get', 'post'],
   '/me/events/{event-id}': ['get', 'patch'],
   '/me/calendars': ['get', 'post'],
@@ -39,9 +44,12 @@ const KEEP = {
   '/me/contacts': ['get', 'post'],
   '/me/contacts/{contact-id}': ['get', 'patch'],
   '/subscriptions': ['get', 'post'],
-  '/subscriptions/{subscription-id}': ['get', 'patch'],
+  '/subscriptions/{subscription-id}': ['get', 'patch', 'delete'],
 };
-const RENAMED = { '/me/microsoft.graph.sendMail': '/me/sendMail' };
+const RENAMED = {
+  '/me/microsoft.graph.sendMail': '/me/sendMail',
+  '/me/mailFolders/{mailFolder-id}/messages/microsoft.graph.delta()': '/me/mailFolders/{mailFolder-id}/messages/delta',
+};
 const ADDED = 'connectors/outlook/trim.mjs';
 
 const [source] = process.argv.slice(2);
@@ -78,6 +86,14 @@ for (const [path, item] of Object.entries(paths)) {
     schema: { type: 'string' },
     'x-added-by': ADDED,
   });
+  if (path.endsWith('/delta'))
+    get.parameters.push({
+      name: '$deltatoken',
+      in: 'query',
+      description: 'The round cursor Graph writes into @odata.deltaLink.',
+      schema: { type: 'string' },
+      'x-added-by': ADDED,
+    });
 }
 const send = paths['/me/sendMail'].post;
 if (send.responses['204'] !== undefined) {

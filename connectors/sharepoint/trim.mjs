@@ -15,7 +15,11 @@
 // - a site's document library by the paths Graph's reference uses: /sites/{site-id}/drive/root/children
 //   and /sites/{site-id}/drive/items/{driveItem-id} (served as the copy's /drives/{drive-id}/items/...);
 // - `search` on GET /sites, the keyword query Graph's site search takes (the copy lists only $search);
-// - collection GETs take `$skiptoken`, the opaque cursor Graph writes into @odata.nextLink;
+// - a list's item changes, GET /sites/{site-id}/lists/{list-id}/items/delta (Graph's listItem
+//   delta, which this copy of v1.0 predates; served as the copy's GET .../items: the same
+//   parameters and listItem collection), paged by @odata.nextLink and ended by an @odata.deltaLink;
+// - collection GETs take `$skiptoken`, the opaque cursor Graph writes into @odata.nextLink, and the
+//   delta takes `$deltatoken`, the one it writes into @odata.deltaLink;
 // - listItem's `fields` and list's `columns` kept (navigation properties Graph answers with
 //   $expand=fields, and a new list is sent with its columns);
 // - the Microsoft identity platform's OAuth 2.0 endpoints (the copy declares no securitySchemes);
@@ -57,6 +61,7 @@ const KEEP = [
   { from: `${SITE}/lists`, methods: ['get', 'post'] },
   { from: `${SITE}/lists/{list-id}`, methods: ['get'] },
   { from: `${SITE}/lists/{list-id}/items`, methods: ['get', 'post'] },
+  { from: `${SITE}/lists/{list-id}/items`, methods: ['get'], to: `${SITE}/lists/{list-id}/items/delta` },
   { from: `${SITE}/lists/{list-id}/items/{listItem-id}`, methods: ['get'] },
   { from: `${SITE}/lists/{list-id}/items/{listItem-id}/fields`, methods: ['patch'] },
   { from: `${ITEM}/children`, methods: ['get'], to: `${SITE}/drive/root/children`, drop: ['drive-id', 'driveItem-id'], add: [siteParam] },
@@ -88,10 +93,15 @@ for (const { from, methods, to = from, drop = [], add = [] } of KEEP) {
   for (const m of methods) if (item[m] === undefined) throw new Error(`${source}: no ${m} ${from}`);
 }
 const queryParam = (name, description) => ({ name, in: 'query', description, schema: { type: 'string' }, 'x-added-by': ADDED });
-for (const item of Object.values(paths)) {
+for (const [path, item] of Object.entries(paths)) {
   const get = item.get;
   if (get === undefined || !get.parameters?.some((p) => p.$ref === '#/components/parameters/top')) continue;
   get.parameters.push(queryParam('$skiptoken', 'The page cursor Graph writes into @odata.nextLink.'));
+  if (path.endsWith('/delta')) {
+    get.parameters.push(queryParam('$deltatoken', 'The round cursor Graph writes into @odata.deltaLink.'));
+    get.operationId = `${get.operationId}.delta`;
+    get.description = "A list's items added, changed or deleted since the round its $deltatoken names (all of them without one).";
+  }
 }
 paths['/sites'].get.parameters.push(queryParam('search', "Keywords matched against sites' names and descriptions."));
 const components = reachedComponents(doc, paths, clean);

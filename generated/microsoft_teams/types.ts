@@ -22,6 +22,73 @@ expires_at?: number
 
 export type MicrosoftTeamsCredentials = MicrosoftTeamsOauthCredentials;
 
+export interface MicrosoftTeamsSubscriptionsRecord {
+id: string
+/**
+ * The resource watched, e.g. me/messages, me/mailFolders('inbox')/messages, teams/<id>/channels/<id>/messages
+ */
+resource?: (string | null)
+/**
+ * created, updated, deleted, comma-separated
+ */
+changeType?: (string | null)
+notificationUrl?: (string | null)
+lifecycleNotificationUrl?: (string | null)
+expirationDateTime?: (string | null)
+applicationId?: (string | null)
+creatorId?: (string | null)
+latestSupportedTlsVersion?: (string | null)
+}
+
+export interface MicrosoftTeamsSubscriptionsListParams {
+
+}
+
+export interface MicrosoftTeamsSubscriptionsGetParams {
+subscription_id: string
+}
+
+export interface MicrosoftTeamsSubscriptionsCreateParams {
+/**
+ * teams/<team id>/channels/<channel id>/messages, chats/<chat id>/messages, teams/getAllMessages or chats/getAllMessages
+ */
+resource: string
+/**
+ * created, updated, deleted, comma-separated (e.g. created,updated,deleted)
+ */
+change_type: string
+/**
+ * The connector's webhook URL (hosted: filled in)
+ */
+notification_url?: string
+/**
+ * At most 60 minutes ahead for chat and channel messages
+ */
+expiration_date_time: string
+/**
+ * SWITCHBOARD_<TYPE>_WEBHOOK_SECRET: every notification carries it back
+ */
+client_state: string
+lifecycle_notification_url?: string
+}
+
+export interface MicrosoftTeamsSubscriptionsUpdateParams {
+subscription_id: string
+expiration_date_time: string
+}
+
+export interface MicrosoftTeamsSubscriptionDeletionsRecord {
+/**
+ * The deleted subscription's id
+ */
+id: string
+deleted: boolean
+}
+
+export interface MicrosoftTeamsSubscriptionDeletionsCreateParams {
+subscription_id: string
+}
+
 export interface MicrosoftTeamsTeamsRecord {
 /**
  * The team's id (its Microsoft 365 group's id)
@@ -540,6 +607,15 @@ export interface MicrosoftTeamsCheckInfo {
 
 /** Every entity → action → { params, result } of microsoft_teams. */
 export interface MicrosoftTeamsActions {
+  subscriptions: {
+    list: { params: MicrosoftTeamsSubscriptionsListParams; result: { data: MicrosoftTeamsSubscriptionsRecord[]; meta: MicrosoftTeamsListMeta } };
+    get: { params: MicrosoftTeamsSubscriptionsGetParams; result: { data: MicrosoftTeamsSubscriptionsRecord } };
+    create: { params: MicrosoftTeamsSubscriptionsCreateParams; result: { data: MicrosoftTeamsSubscriptionsRecord } };
+    update: { params: MicrosoftTeamsSubscriptionsUpdateParams; result: { data: MicrosoftTeamsSubscriptionsRecord } };
+  };
+  subscription_deletions: {
+    create: { params: MicrosoftTeamsSubscriptionDeletionsCreateParams; result: { data: MicrosoftTeamsSubscriptionDeletionsRecord } };
+  };
   teams: {
     list: { params: MicrosoftTeamsTeamsListParams; result: { data: MicrosoftTeamsTeamsRecord[]; meta: MicrosoftTeamsListMeta } };
     get: { params: MicrosoftTeamsTeamsGetParams; result: { data: MicrosoftTeamsTeamsRecord } };

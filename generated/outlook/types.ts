@@ -5,6 +5,10 @@ export interface OutlookListMeta {
  * The next page's URL (@odata.nextLink), null on the last page
  */
 next_page: (string | null)
+/**
+ * a folder's message changes only: on the last page, the URL (@odata.deltaLink) to read later changes from
+ */
+delta_link: (string | null)
 }
 
 export interface OutlookOauthCredentials {
@@ -21,6 +25,73 @@ expires_at?: number
 }
 
 export type OutlookCredentials = OutlookOauthCredentials;
+
+export interface OutlookSubscriptionsRecord {
+id: string
+/**
+ * The resource watched, e.g. me/messages, me/mailFolders('inbox')/messages, teams/<id>/channels/<id>/messages
+ */
+resource?: (string | null)
+/**
+ * created, updated, deleted, comma-separated
+ */
+changeType?: (string | null)
+notificationUrl?: (string | null)
+lifecycleNotificationUrl?: (string | null)
+expirationDateTime?: (string | null)
+applicationId?: (string | null)
+creatorId?: (string | null)
+latestSupportedTlsVersion?: (string | null)
+}
+
+export interface OutlookSubscriptionsListParams {
+
+}
+
+export interface OutlookSubscriptionsGetParams {
+subscription_id: string
+}
+
+export interface OutlookSubscriptionsCreateParams {
+/**
+ * me/messages, me/mailFolders('inbox')/messages, me/events or me/contacts
+ */
+resource: string
+/**
+ * created, updated, deleted, comma-separated (e.g. created,updated,deleted)
+ */
+change_type: string
+/**
+ * The connector's webhook URL (hosted: filled in)
+ */
+notification_url?: string
+/**
+ * At most 7 days (10,080 minutes) ahead for Outlook resources
+ */
+expiration_date_time: string
+/**
+ * SWITCHBOARD_<TYPE>_WEBHOOK_SECRET: every notification carries it back
+ */
+client_state: string
+lifecycle_notification_url?: string
+}
+
+export interface OutlookSubscriptionsUpdateParams {
+subscription_id: string
+expiration_date_time: string
+}
+
+export interface OutlookSubscriptionDeletionsRecord {
+/**
+ * The deleted subscription's id
+ */
+id: string
+deleted: boolean
+}
+
+export interface OutlookSubscriptionDeletionsCreateParams {
+subscription_id: string
+}
 
 export interface OutlookMessagesRecord {
 "@odata.type"?: (string | null)
@@ -1105,61 +1176,6 @@ importance?: ("low" | "normal" | "high")
 save_to_sent_items?: boolean
 }
 
-export interface OutlookSubscriptionsRecord {
-id: string
-/**
- * The resource watched, e.g. me/messages, me/mailFolders('inbox')/messages, me/events
- */
-resource?: (string | null)
-/**
- * created, updated, deleted, comma-separated
- */
-changeType?: (string | null)
-notificationUrl?: (string | null)
-lifecycleNotificationUrl?: (string | null)
-expirationDateTime?: (string | null)
-applicationId?: (string | null)
-creatorId?: (string | null)
-latestSupportedTlsVersion?: (string | null)
-}
-
-export interface OutlookSubscriptionsListParams {
-
-}
-
-export interface OutlookSubscriptionsGetParams {
-subscription_id: string
-}
-
-export interface OutlookSubscriptionsCreateParams {
-/**
- * me/messages, me/mailFolders('inbox')/messages, me/events or me/contacts
- */
-resource: string
-/**
- * created, updated, deleted, comma-separated (e.g. created,updated,deleted)
- */
-change_type: string
-/**
- * The connector's webhook URL (hosted: filled in)
- */
-notification_url?: string
-/**
- * At most 7 days ahead for Outlook resources
- */
-expiration_date_time: string
-/**
- * SWITCHBOARD_OUTLOOK_WEBHOOK_SECRET: every notification carries it back
- */
-client_state: string
-lifecycle_notification_url?: string
-}
-
-export interface OutlookSubscriptionsUpdateParams {
-subscription_id: string
-expiration_date_time: string
-}
-
 /** What a passing credential check of outlook reports (manifest check.info); null where the upstream gave no value. */
 export interface OutlookCheckInfo {
   "user_id": unknown;
@@ -1168,6 +1184,15 @@ export interface OutlookCheckInfo {
 
 /** Every entity → action → { params, result } of outlook. */
 export interface OutlookActions {
+  subscriptions: {
+    list: { params: OutlookSubscriptionsListParams; result: { data: OutlookSubscriptionsRecord[]; meta: OutlookListMeta } };
+    get: { params: OutlookSubscriptionsGetParams; result: { data: OutlookSubscriptionsRecord } };
+    create: { params: OutlookSubscriptionsCreateParams; result: { data: OutlookSubscriptionsRecord } };
+    update: { params: OutlookSubscriptionsUpdateParams; result: { data: OutlookSubscriptionsRecord } };
+  };
+  subscription_deletions: {
+    create: { params: OutlookSubscriptionDeletionsCreateParams; result: { data: OutlookSubscriptionDeletionsRecord } };
+  };
   messages: {
     list: { params: OutlookMessagesListParams; result: { data: OutlookMessagesRecord[]; meta: OutlookListMeta } };
     get: { params: OutlookMessagesGetParams; result: { data: OutlookMessagesRecord } };
@@ -1200,12 +1225,6 @@ export interface OutlookActions {
   };
   sent_mail: {
     create: { params: OutlookSentMailCreateParams; result: { data: OutlookSentMailRecord } };
-  };
-  subscriptions: {
-    list: { params: OutlookSubscriptionsListParams; result: { data: OutlookSubscriptionsRecord[]; meta: OutlookListMeta } };
-    get: { params: OutlookSubscriptionsGetParams; result: { data: OutlookSubscriptionsRecord } };
-    create: { params: OutlookSubscriptionsCreateParams; result: { data: OutlookSubscriptionsRecord } };
-    update: { params: OutlookSubscriptionsUpdateParams; result: { data: OutlookSubscriptionsRecord } };
   };
 }
 

@@ -5,6 +5,10 @@ export interface SharepointListMeta {
  * The next page's URL (@odata.nextLink), null on the last page
  */
 next_page: (string | null)
+/**
+ * a list's item changes only: on the last page, the URL (@odata.deltaLink) to read later changes from
+ */
+delta_link: (string | null)
 }
 
 export interface SharepointOauthCredentials {

@@ -11,6 +11,7 @@ import type { NextPage } from '../pagination/index.ts';
 import { isSwitchboardError } from '../errors/index.ts';
 import { compileTemplate, truthy } from '../templates/index.ts';
 import { LeaseLost } from './leases.ts';
+import { parentKey, parentStart, type ParentMarks, type PerParentJob } from './parent-marks.ts';
 
 /** Marks a hydrated record whose get answered 404 (hydrate.missing: delete). */
 const MISSING = Symbol('missing');
@@ -19,6 +20,8 @@ const MISSING = Symbol('missing');
 export interface Checkpoint {
   parent?: number;
   next: NextPage;
+  /** The action the parent's pages run (a parent's pass from its own mark runs the incremental one: parent-marks.ts). */
+  action?: 'list' | 'changes' | 'scroll' | undefined;
 }
 
 /** What an upsert changed: records new to the store, and records whose payload changed (unchanged ones count in neither). */
@@ -43,6 +46,8 @@ export interface PagesJob {
   mark?: unknown;
   hydrateConcurrency: number;
   hydrateWriteRecords: number;
+  /** Modes token and link with for_each: each parent starts from its own mark (parent-marks.ts); `mark` is then the run's marks by parent. */
+  perParent?: PerParentJob | undefined;
 }
 
 /** One part stored: its records (all a page's, or a hydrated page's part), and where the run is. */
@@ -61,6 +66,8 @@ export interface PartStored {
   updated: number;
   /** Records the page reported deleted (sync.deleted_when), removed from the store. */
   removed: number;
+  /** The action of this part's page, when not the job's (a parent's pass from its own mark). */
+  action?: 'list' | 'changes' | 'scroll' | undefined;
 }
 
 export interface PagesIO {
@@ -133,10 +140,12 @@ export async function syncPages(runtime: ConnectorRuntime, entity: CompiledEntit
     pageMark: unknown,
     reached: boolean,
     last: boolean,
+    action: PartStored['action'],
   ): Promise<void> => {
     const removed = gone.length === 0 ? 0 : await io.delete(gone.map((r) => String(r[entity.def.primary_key])).filter((id) => id !== 'undefined'));
     const counts = records.length === 0 ? { added: 0, updated: 0 } : await io.upsert(records);
-    await io.stored({ pi, next, mark: pageMark, reached, last, records: records.length, added: counts.added, updated: counts.updated, removed });
+    const part: PartStored = { pi, next, mark: pageMark, reached, last, records: records.length, added: counts.added, updated: counts.updated, removed };
+    await io.stored(action === undefined ? part : { ...part, action });
   };
   /** The previous part's write, in flight while the next part is fetched. */
   let writing: Promise<void> | undefined;
@@ -147,65 +156,22 @@ export async function syncPages(runtime: ConnectorRuntime, entity: CompiledEntit
   };
   try {
     for (let pi = checkpoint?.parent ?? 0; pi < parents.length; pi++) {
-      let pageParams = { ...job.params, ...parents[pi] };
-      let from: { url?: string } | undefined;
+      const parent = parents[pi]!;
+      // A parent's pass: from its own mark where the entity keeps marks per parent (parent-marks.ts), else in full.
+      let start = parentStart(job, parent);
       if (checkpoint !== undefined && pi === (checkpoint.parent ?? 0) && checkpoint.next !== null) {
-        pageParams = checkpoint.next.params;
-        if (checkpoint.next.url !== undefined) from = { url: checkpoint.next.url };
+        const url = checkpoint.next.url;
+        start = { ...start, action: checkpoint.action ?? job.action, params: checkpoint.next.params, ...(url !== undefined ? { from: { url } } : {}) };
       }
-      for await (const { page, next } of runtime.pageSteps(entity.name, pageParams, from, job.action, { signal })) {
-        if (signal?.aborted) throw new LeaseLost('aborted');
-        // A hydrated page is fetched record by record (at the upstream's rate: 30 records take 6 s
-        // on Granola) and written in parts of hydrateWriteRecords as they are hydrated, each part
-        // while the next is fetched; its checkpoint goes with its last part. Written whole, the
-        // pages of syncs started together came due together: 100 syncs wrote 3,000 records at
-        // once every 6 s and saturated the machine for 2-3 s (issue 25's fleet bench).
-        const parts = hydrate ? chunks(page.data, job.hydrateWriteRecords) : [page.data];
-        let reached = false;
-        for (const [k, part] of parts.entries()) {
-          let records = part;
-          // hydrate.missing: delete — records whose get answers 404 are gone upstream.
-          let missing: Record<string, unknown>[] = [];
-          if (hydrate) {
-            const got = await mapLimit(records, job.hydrateConcurrency, async (record) => {
-              const p = Object.fromEntries(hydrateParams.map(([key, t]) => [key, t.render({ record })]).filter(([, v]) => v !== undefined));
-              try {
-                const one = await runtime.execute(entity.name, 'get', p, { signal });
-                return { ...record, ...(one.data as Record<string, unknown>) };
-              } catch (e) {
-                if (hydrate.missing === 'delete' && isSwitchboardError(e, 'upstream_not_found')) return { [MISSING]: record };
-                throw e;
-              }
-            });
-            missing = got.flatMap((r) => (MISSING in r ? [r[MISSING] as Record<string, unknown>] : []));
-            records = got.filter((r) => !(MISSING in r));
-          }
-          // The mark: a token (or link) the page answers (modes token and link: the last page's replaces it), else the newest change time seen.
-          if (inc?.mode === 'token' || inc?.mode === 'link') {
-            const t = page.meta[inc.token ?? ''];
-            if (t !== undefined && t !== null && t !== '') mark = t;
-          } else if (inc?.cursor_field !== undefined) for (const r of records) mark = maxMark(mark, cursorValue(r, inc.cursor_field));
-          // sync.deleted_when: records the page itself reports as deleted leave search instead of being stored.
-          let gone: Record<string, unknown>[] = missing;
-          if (deletedWhen !== undefined) {
-            const reported = records.filter((record) => truthy(deletedWhen.render({ record })));
-            if (reported.length > 0) records = records.filter((r) => !reported.includes(r));
-            gone = [...gone, ...reported];
-          }
-          // Newest-first incremental: this page reached records the last run already had.
-          const since = job.sortedSince;
-          reached ||=
-            since !== undefined &&
-            inc?.cursor_field !== undefined &&
-            records.some((r) => maxMark(cursorValue(r, inc.cursor_field!), since) === since && cursorValue(r, inc.cursor_field!) !== since);
-          await written();
-          if (signal?.aborted) throw new LeaseLost('aborted');
-          const write = persist.bind(null, pi, records, gone, next, mark, reached, k === parts.length - 1);
-          writing = io.turn !== undefined ? io.turn(write) : write();
-          // Observed here; its error is thrown where it is awaited (the next part or page, or after the last).
-          writing.catch(() => undefined);
-        }
-        if (reached) break;
+      const pkey = job.perParent !== undefined ? parentKey(parent) : undefined;
+      try {
+        await parentPass(pi, start, pkey);
+      } catch (e) {
+        const status = isSwitchboardError(e) ? e.details['upstream_status'] : undefined;
+        if (pkey === undefined || !start.fromMark || typeof status !== 'number' || !job.perParent!.resyncOn.includes(status)) throw e;
+        // This parent's mark expired upstream (incremental.resync_on): drop it and list this parent, only, in full.
+        mark = { ...(mark as ParentMarks | undefined), [pkey]: null };
+        await parentPass(pi, { action: job.action, params: { ...job.params, ...parent }, fromMark: false }, pkey);
       }
     }
     await written();
@@ -213,6 +179,65 @@ export async function syncPages(runtime: ConnectorRuntime, entity: CompiledEntit
     // A failed fetch leaves no write running behind the run's end.
     await written().catch(() => undefined);
     throw e;
+  }
+
+  /** One parent's pages, from where `start` says, each part written while the next is fetched. */
+  async function parentPass(pi: number, start: ReturnType<typeof parentStart>, pkey: string | undefined): Promise<void> {
+    const partAction = pkey !== undefined ? start.action : undefined;
+    for await (const { page, next } of runtime.pageSteps(entity.name, start.params, start.from, start.action, { signal })) {
+      if (signal?.aborted) throw new LeaseLost('aborted');
+      // A hydrated page is fetched record by record (at the upstream's rate: 30 records take 6 s
+      // on Granola) and written in parts of hydrateWriteRecords as they are hydrated, each part
+      // while the next is fetched; its checkpoint goes with its last part. Written whole, the
+      // pages of syncs started together came due together: 100 syncs wrote 3,000 records at
+      // once every 6 s and saturated the machine for 2-3 s (issue 25's fleet bench).
+      const parts = hydrate ? chunks(page.data, job.hydrateWriteRecords) : [page.data];
+      let reached = false;
+      for (const [k, part] of parts.entries()) {
+        let records = part;
+        // hydrate.missing: delete — records whose get answers 404 are gone upstream.
+        let missing: Record<string, unknown>[] = [];
+        if (hydrate) {
+          const got = await mapLimit(records, job.hydrateConcurrency, async (record) => {
+            const p = Object.fromEntries(hydrateParams.map(([key, t]) => [key, t.render({ record })]).filter(([, v]) => v !== undefined));
+            try {
+              const one = await runtime.execute(entity.name, 'get', p, { signal });
+              return { ...record, ...(one.data as Record<string, unknown>) };
+            } catch (e) {
+              if (hydrate.missing === 'delete' && isSwitchboardError(e, 'upstream_not_found')) return { [MISSING]: record };
+              throw e;
+            }
+          });
+          missing = got.flatMap((r) => (MISSING in r ? [r[MISSING] as Record<string, unknown>] : []));
+          records = got.filter((r) => !(MISSING in r));
+        }
+        // The mark: a token (or link) the page answers (modes token and link: the last page's replaces it), else the newest change time seen.
+        if (inc?.mode === 'token' || inc?.mode === 'link') {
+          const t = page.meta[inc.token ?? ''];
+          if (t !== undefined && t !== null && t !== '') mark = pkey !== undefined ? { ...(mark as ParentMarks | undefined), [pkey]: String(t) } : t;
+        } else if (inc?.cursor_field !== undefined) for (const r of records) mark = maxMark(mark, cursorValue(r, inc.cursor_field));
+        // sync.deleted_when: records the page itself reports as deleted leave search instead of being stored.
+        let gone: Record<string, unknown>[] = missing;
+        if (deletedWhen !== undefined) {
+          const reported = records.filter((record) => truthy(deletedWhen.render({ record })));
+          if (reported.length > 0) records = records.filter((r) => !reported.includes(r));
+          gone = [...gone, ...reported];
+        }
+        // Newest-first incremental: this page reached records the last run already had.
+        const since = job.sortedSince;
+        reached ||=
+          since !== undefined &&
+          inc?.cursor_field !== undefined &&
+          records.some((r) => maxMark(cursorValue(r, inc.cursor_field!), since) === since && cursorValue(r, inc.cursor_field!) !== since);
+        await written();
+        if (signal?.aborted) throw new LeaseLost('aborted');
+        const write = persist.bind(null, pi, records, gone, next, mark, reached, k === parts.length - 1, partAction);
+        writing = io.turn !== undefined ? io.turn(write) : write();
+        // Observed here; its error is thrown where it is awaited (the next part or page, or after the last).
+        writing.catch(() => undefined);
+      }
+      if (reached) break;
+    }
   }
 }
 

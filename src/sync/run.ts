@@ -23,6 +23,7 @@ import type { CompiledEntity } from '../manifest/index.ts';
 import { compileTemplate, truthy } from '../templates/index.ts';
 import type { ChangeApplier } from './apply.ts';
 import { forEachParents } from './parents.ts';
+import { keepsParentMarks, nextParentMarks, storedParentMarks, type ParentMarks, type PerParentJob } from './parent-marks.ts';
 import { keepLease, LeaseLost, later, now, type SyncLeases } from './leases.ts';
 import { maxMark, syncPages, type Checkpoint, type PagesJob, type PartStored } from './pages.ts';
 import type { SyncEntityRow, SyncStateRow, SyncTables } from './sync-migrations.ts';
@@ -66,7 +67,9 @@ function passStart(
   /** The pages ask for changes since the last run's mark (which the upstream may refuse as expired: incremental.resync_on). */
   let sinceMark = false;
   const mode = inc?.mode ?? 'param';
-  if (!full && inc !== undefined && (mode === 'param' || mode === 'token') && inc.param !== undefined && lastMark !== undefined) {
+  // Marks kept per parent start each parent's pass in the pages (perParentJob), not the entity's.
+  const perParent = keepsParentMarks(sync);
+  if (!full && !perParent && inc !== undefined && (mode === 'param' || mode === 'token') && inc.param !== undefined && lastMark !== undefined) {
     const v = formatIncremental(lastMark, mode === 'token' ? 'raw' : inc.format);
     if (v !== undefined) {
       if ((inc.action ?? 'list') === 'changes') {
@@ -79,13 +82,28 @@ function passStart(
   }
   // Mode link: the last run's link (Graph's @odata.deltaLink) is requested as is, as the next page of the incremental action.
   let fromLink: Checkpoint | undefined;
-  if (!full && inc !== undefined && mode === 'link' && typeof lastMark === 'string' && lastMark !== '') {
+  if (!full && !perParent && inc !== undefined && mode === 'link' && typeof lastMark === 'string' && lastMark !== '') {
     action = inc.action ?? 'list';
     if (action !== (sync.action ?? 'list')) params = runtime.fixedParams(inc.params);
     fromLink = { parent: 0, next: { params, url: lastMark } };
     sinceMark = true;
   }
   return { sortedSince, action, params, sinceMark, fromLink, mode };
+}
+
+/** Modes token and link with for_each: how each parent's pass starts, from the last run's marks by parent (none on a full run). */
+function perParentJob(runtime: ConnectorRuntime, sync: NonNullable<CompiledEntity['def']['sync']>, full: boolean, lastMark: unknown): PerParentJob | undefined {
+  const inc = sync.incremental;
+  if (inc === undefined || !keepsParentMarks(sync)) return undefined;
+  const action = inc.action ?? 'list';
+  return {
+    mode: inc.mode === 'token' ? 'token' : 'link',
+    marks: full ? {} : storedParentMarks(lastMark),
+    action,
+    params: runtime.fixedParams(action === (sync.action ?? 'list') ? sync.params : inc.params),
+    param: inc.param,
+    resyncOn: inc.resync_on ?? [],
+  };
 }
 
 /** At most `size` holders at once; the others wait in order of arrival. */
@@ -252,7 +270,9 @@ export class SyncRunner {
     const startToken = (): Promise<unknown> => this.startToken(runtime, entity, options);
     if (!sinceMark && mark === undefined && checkpoint === undefined) mark = await startToken();
     let pages = 0;
+    const perParent = perParentJob(runtime, sync, full, lastMark);
     const job: PagesJob = {
+      perParent,
       entity: entity.name,
       runId,
       params,
@@ -275,7 +295,8 @@ export class SyncRunner {
       if (!p.last) return;
       pages++;
       // Where to resume: the next page of this parent, or the start of the next parent.
-      const cp: Checkpoint = p.next !== null ? { parent: p.pi, next: p.next } : { parent: p.pi + 1, next: null };
+      const cp: Checkpoint =
+        p.next !== null ? { parent: p.pi, next: p.next, ...(p.action !== undefined ? { action: p.action } : {}) } : { parent: p.pi + 1, next: null };
       await this.db
         .updateTable('sync_entities')
         .set({
@@ -336,7 +357,12 @@ export class SyncRunner {
     if (entityFull && (sync.deletes ?? 'full_refresh') === 'full_refresh') deleted += await this.apply.deleteMissing(connectorId, entity, runId);
     const previous = row.high_water !== null && !(entityFull && !full) ? (JSON.parse(row.high_water) as unknown) : undefined;
     // A token (or link) is the next run's starting point as given (modes token and link); change times keep the newest.
-    const highWater = mode === 'token' || mode === 'link' ? (mark ?? previous) : maxMark(previous, mark);
+    const highWater =
+      perParent !== undefined
+        ? nextParentMarks(storedParentMarks(lastMark), mark as ParentMarks | undefined, parents)
+        : mode === 'token' || mode === 'link'
+          ? (mark ?? previous)
+          : maxMark(previous, mark);
     await this.db
       .updateTable('sync_entities')
       .set({

@@ -6,7 +6,8 @@
  * thread posted and replied to under its team and channel (a channel's record naming its team),
  * and the sync: messages of every channel of every joined team with their replies, then Graph's
  * delta filtered on lastModifiedDateTime, chat messages by $filter with the $orderby Graph
- * requires, and a message Graph reports deleted leaving search.
+ * requires, and a message Graph reports deleted leaving search; change-notification subscriptions
+ * on a channel's messages made, renewed and deleted (the shared Graph subscriptions part).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorizeUrl } from '../../src/auth/index.ts';
@@ -97,6 +98,36 @@ describe('microsoft_teams', () => {
     expect(replies.map((r) => r['id'])).toEqual([reply['id']]);
     const got = ((await rt.execute('channel_messages', 'get', { ...ids, channel_message_id: posted['id'] })) as RecordEnvelope).data;
     expect(got['subject']).toBe('Release 4.2');
+  });
+
+  it('subscribes to a channel’s messages, renews and deletes the subscription; the clientState Graph echoes stays out of records', async () => {
+    const rt = teams();
+    const resource = 'teams/0b3a9a1e-4c2d-4e0f-9a8b-7c6d5e4f3a2b/channels/19:general@thread.tacv2/messages';
+    const made = (
+      (await rt.execute('subscriptions', 'create', {
+        resource,
+        change_type: 'created,updated,deleted',
+        notification_url: 'https://sb.example/api/v1/webhooks/microsoft_teams/conn_01',
+        expiration_date_time: '2026-11-29T13:00:00Z',
+        client_state: 'sb-teams-clientstate-secret',
+      })) as RecordEnvelope
+    ).data as Rec;
+    expect([sim.requests.at(-1)!.method, sim.requests.at(-1)!.path]).toEqual(['POST', '/subscriptions']);
+    expect(JSON.parse(sim.requests.at(-1)!.rawBody)).toMatchObject({ resource, clientState: 'sb-teams-clientstate-secret' });
+    expect(made).toMatchObject({ resource });
+    expect(JSON.stringify(made)).not.toContain('clientstate');
+    expect(JSON.stringify(await data(rt.execute('subscriptions', 'list', {})))).not.toContain('clientstate');
+    const renewed = (
+      (await rt.execute('subscriptions', 'update', { subscription_id: made['id'], expiration_date_time: '2026-11-29T13:55:00Z' })) as RecordEnvelope
+    ).data as Rec;
+    expect([sim.requests.at(-1)!.method, JSON.parse(sim.requests.at(-1)!.rawBody)]).toEqual(['PATCH', { expirationDateTime: '2026-11-29T13:55:00Z' }]);
+    expect(renewed).toMatchObject({ id: made['id'], expirationDateTime: '2026-11-29T13:55:00Z' });
+    const deleted = ((await rt.execute('subscription_deletions', 'create', { subscription_id: made['id'] })) as RecordEnvelope).data;
+    expect([sim.requests.at(-1)!.method, sim.requests.at(-1)!.path]).toEqual(['DELETE', `/subscriptions/${String(made['id'])}`]);
+    expect(deleted).toEqual({ id: made['id'], deleted: true });
+    expect(await failure(rt.execute('subscriptions', 'get', { subscription_id: made['id'] }))).toMatchObject({ code: 'upstream_not_found' });
+    // Hosted, a connector subscribes through subscriptions.create (webhooks.subscribe).
+    expect(manifest.manifest.webhooks?.subscribe).toMatchObject({ entity: 'subscriptions', action: 'create' });
   });
 
   describe('sync', () => {

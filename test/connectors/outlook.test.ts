@@ -4,14 +4,22 @@
  * simulator serving Graph's own description (trimmed by trim.mjs). What every connector shares is
  * the conformance suite's; here: the tenant in the identity platform's OAuth URLs (and a tenant
  * that is no tenant refused), lists followed through @odata.nextLink, modified_since written into
- * OData's $filter (joined to the caller's), and a send (202 without a body) whose record is Graph's
- * request-id.
+ * OData's $filter (joined to the caller's), a send (202 without a body) whose record is Graph's
+ * request-id, subscriptions renewed and deleted, and messages synced per mail folder through each
+ * folder's delta query: each folder's @odata.deltaLink followed by the next run (against the
+ * simulator), and for what the simulator keeps no record of (removals, an expired link), a stand-in
+ * fetch answering as Graph's message delta does: @removed messages leave search, a 410
+ * syncStateNotFound relists that folder alone.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorizeUrl } from '../../src/auth/index.ts';
 import { ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
 import type { OAuth2Auth } from '../../src/manifest/index.ts';
+import type { FetchLike } from '../../src/http/index.ts';
+import { RecordStore, searchMigrations } from '../../src/search/index.ts';
 import { loadSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
+import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
+import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -27,7 +35,12 @@ beforeAll(async () => {
 afterAll(() => sim.close());
 beforeEach(() => sim.reset());
 
-const outlook = () => new ConnectorRuntime(manifest, CREDENTIALS, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+const outlook = (fetchImpl?: FetchLike) =>
+  new ConnectorRuntime(manifest, CREDENTIALS, {
+    ...(fetchImpl ? { fetch: fetchImpl } : { baseUrl: sim.url }),
+    limiter: null,
+    retry: { baseDelayMs: 5, maxDelayMs: 20 },
+  });
 
 describe('outlook', () => {
   it('names the tenant in the OAuth URLs (shared with every Graph connector); a tenant that is none is refused', () => {
@@ -107,5 +120,99 @@ describe('outlook', () => {
     ).data as Rec;
     expect(JSON.parse(sim.requests.at(-1)!.rawBody)).toEqual({ expirationDateTime: '2026-12-04T12:00:00Z' });
     expect(renewed).not.toHaveProperty('clientState');
+    // Deleted (DELETE /subscriptions/{id}, 204): the record names it; a get then finds none.
+    const deleted = ((await rt.execute('subscription_deletions', 'create', { subscription_id: created['id'] })) as RecordEnvelope).data;
+    expect([sim.requests.at(-1)!.method, sim.requests.at(-1)!.path]).toEqual(['DELETE', `/subscriptions/${String(created['id'])}`]);
+    expect(deleted).toEqual({ id: created['id'], deleted: true });
+    await expect(rt.execute('subscriptions', 'get', { subscription_id: created['id'] })).rejects.toMatchObject({ code: 'upstream_not_found' });
+  });
+
+  describe('messages synced per mail folder through its delta query', () => {
+    let tdb: TestDatabase;
+    let store: RecordStore;
+    beforeAll(async () => {
+      tdb = await openTestDatabase('sqlite', [searchMigrations, syncMigrations]);
+      store = new RecordStore(tdb.database, { cursorSecret: 'test-secret' });
+    });
+    afterAll(() => tdb.close());
+    const engineOver = (fetchImpl?: FetchLike) =>
+      new SyncEngine({ database: tdb.database, sink: store, runtimeFor: async () => ({ manifest, runtime: outlook(fetchImpl) }), fullRefreshEvery: 100 });
+    const subjects = async (connector: string): Promise<string[]> =>
+      (
+        await store.search(
+          connector,
+          'messages',
+          { primaryKey: 'id', fields: { id: 'string', subject: 'string' } },
+          { query: { sort: [{ subject: 'asc' }] }, fields: ['subject'] },
+        )
+      ).data.map((d) => String(d['subject']));
+
+    it('reads every folder, then follows each folder’s delta link: only what was stored in it since', async () => {
+      const engine = engineOver();
+      await engine.register('sim');
+      await engine.runOnce('sim');
+      const first = await subjects('sim');
+      expect(first).toHaveLength(12);
+      expect(first).toEqual(expect.arrayContaining(['Q4 roadmap review', 'Draft proposal', 'Offsite agenda', 'Contract renewal']));
+      await outlook().execute('messages', 'create', { subject: 'Board minutes' });
+      const before = sim.requests.length;
+      const inc = await engine.runOnce('sim');
+      expect(inc.full).toBe(false);
+      const deltas = sim.requests.slice(before).filter((r) => r.path.endsWith('/messages/delta'));
+      // One request per folder that had messages (an empty folder's pass ends without a link, so it lists in full: one empty page).
+      expect(deltas.filter((r) => r.query.get('$deltatoken') !== null)).toHaveLength(4);
+      expect(inc.entities['messages']).toMatchObject({ records: 1 });
+      expect(await subjects('sim')).toContain('Board minutes');
+      await engine.stop();
+    });
+
+    it('removes @removed messages, and lists one folder in full again when Graph answers 410 for its link', async () => {
+      const folders = ['inbox-id', 'archive-id'];
+      const messages = new Map<string, Rec & { folder: string; seq: number }>();
+      let seq = 0;
+      const expired = new Set<string>();
+      const calls: string[] = [];
+      const put = (folder: string, id: string, subject: string, extra: Rec = {}) => messages.set(id, { id, subject, ...extra, folder, seq: ++seq });
+      const fetchImpl: FetchLike = async (input) => {
+        const url = new URL(String(input));
+        const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+        if (url.pathname === '/v1.0/me/mailFolders') return json(200, { value: folders.map((id) => ({ id, displayName: id })) });
+        const folder = /^\/v1\.0\/me\/mailFolders\/([^/]+)\/messages\/delta$/.exec(url.pathname)?.[1];
+        if (folder === undefined) return json(200, { value: [] });
+        calls.push(`${folder}${url.search}`);
+        const token = url.searchParams.get('$deltatoken');
+        if (token !== null && expired.has(`${folder}:${token}`))
+          return json(410, { error: { code: 'syncStateNotFound', message: 'The sync state is not found.' } });
+        const all = [...messages.values()].filter((m) => m.folder === folder && m.seq > Number(token ?? 0) && (token !== null || m['@removed'] === undefined));
+        const link = `https://graph.microsoft.com/v1.0/me/mailFolders/${folder}/messages/delta?$deltatoken=${String(seq)}`;
+        return json(200, { value: all.map(({ seq: _, folder: __, ...m }) => m), '@odata.deltaLink': link });
+      };
+      put('inbox-id', 'm1', 'Budget');
+      put('inbox-id', 'm2', 'Notes');
+      put('archive-id', 'a1', 'Old news');
+      const engine = engineOver(fetchImpl);
+      await engine.register('stub');
+      await engine.runOnce('stub');
+      expect(calls).toEqual([expect.stringMatching(/^inbox-id\?%24top=100&%24select=id%2Csubject/), expect.stringMatching(/^archive-id\?%24top=100/)]);
+      expect(await subjects('stub')).toEqual(['Budget', 'Notes', 'Old news']);
+
+      put('inbox-id', 'm2', 'Notes', { '@removed': { reason: 'deleted' } });
+      put('archive-id', 'a2', 'Older news');
+      calls.length = 0;
+      const inc = await engine.runOnce('stub');
+      // Each link requested as Graph gave it.
+      expect(calls).toEqual(['inbox-id?$deltatoken=3', 'archive-id?$deltatoken=3']);
+      expect(inc.entities['messages']).toMatchObject({ deleted: 1 });
+      expect(await subjects('stub')).toEqual(['Budget', 'Old news', 'Older news']);
+
+      // The archive's link expired: the archive alone lists in full; the inbox follows its link.
+      expired.add('archive-id:5');
+      put('inbox-id', 'm3', 'Plans');
+      calls.length = 0;
+      await engine.runOnce('stub');
+      expect(calls).toEqual(['inbox-id?$deltatoken=5', 'archive-id?$deltatoken=5', expect.stringMatching(/^archive-id\?%24top=100/)]);
+      expect(await subjects('stub')).toEqual(['Budget', 'Old news', 'Older news', 'Plans']);
+      await engine.stop();
+    });
   });
 });

@@ -3,11 +3,18 @@
  * the interpreter against the generic simulator serving Graph's description (trimmed by trim.mjs).
  * Here: three-part site ids in paths, a site by host name and path, site search, list items always
  * with their fields and updated through /fields (the record then {id, fields}), a new list with its
- * template and columns, and a site's document library.
+ * template and columns, a site's document library, and list items synced per list through Graph's
+ * listItem delta: each list's @odata.deltaLink followed by the next run (against the simulator), and
+ * for what the simulator keeps no record of (deletions, an expired link), a stand-in fetch: items
+ * with the deleted facet leave search, a 410 relists that list alone.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConnectorRuntime, getConnector, type ListEnvelope, type RecordEnvelope } from '../../src/index.ts';
+import type { FetchLike } from '../../src/http/index.ts';
+import { RecordStore, searchMigrations } from '../../src/search/index.ts';
 import { loadSidecar, startOpenApiSimulator, type OpenApiSimulator } from '../../src/simulator/index.ts';
+import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
+import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -24,7 +31,12 @@ beforeAll(async () => {
 afterAll(() => sim.close());
 beforeEach(() => sim.reset());
 
-const sharepoint = () => new ConnectorRuntime(manifest, CREDENTIALS, { baseUrl: sim.url, limiter: null, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+const sharepoint = (fetchImpl?: FetchLike) =>
+  new ConnectorRuntime(manifest, CREDENTIALS, {
+    ...(fetchImpl ? { fetch: fetchImpl } : { baseUrl: sim.url }),
+    limiter: null,
+    retry: { baseDelayMs: 5, maxDelayMs: 20 },
+  });
 const data = (r: unknown): Rec[] => (r as ListEnvelope).data as Rec[];
 const record = (r: unknown): Rec => (r as RecordEnvelope).data as Rec;
 
@@ -95,5 +107,90 @@ describe('sharepoint', () => {
     expect(top.map((i) => i['name'])).toEqual(['Brand guidelines.pdf', 'Campaign assets', 'Q1 campaign brief.docx']);
     const one = ((await rt.execute('site_drive_items', 'get', { site_id: MARKETING, item_id: top[0]!['id'] })) as RecordEnvelope).data;
     expect(one).toMatchObject({ name: 'Brand guidelines.pdf', parentReference: { siteId: MARKETING, driveType: 'documentLibrary' } });
+  });
+
+  describe('list items synced per list through the listItem delta', () => {
+    let tdb: TestDatabase;
+    let store: RecordStore;
+    beforeAll(async () => {
+      tdb = await openTestDatabase('sqlite', [searchMigrations, syncMigrations]);
+      store = new RecordStore(tdb.database, { cursorSecret: 'test-secret' });
+    });
+    afterAll(() => tdb.close());
+    const engineOver = (fetchImpl?: FetchLike) =>
+      new SyncEngine({ database: tdb.database, sink: store, runtimeFor: async () => ({ manifest, runtime: sharepoint(fetchImpl) }), fullRefreshEvery: 100 });
+    const titles = async (connector: string): Promise<string[]> =>
+      (await store.search(connector, 'list_items', { primaryKey: 'id', fields: { id: 'string', fields: 'object' } }, { query: {}, fields: ['fields'] })).data
+        .map((d) => String((d['fields'] as Rec)['Title']))
+        .sort();
+
+    it('reads every list, then follows each list’s delta link: only what was stored in it since', async () => {
+      const engine = engineOver();
+      await engine.register('sim');
+      await engine.runOnce('sim');
+      const first = await titles('sim');
+      expect(first).toEqual(expect.arrayContaining(['Intranet refresh', 'Spring launch']));
+      const lists = sim.requests.filter((r) => r.path.endsWith('/items/delta'));
+      expect(lists.every((r) => r.query.get('$expand') === 'fields' && r.query.get('$deltatoken') === null)).toBe(true);
+      const list = lists[0]!.path.split('/')[4]!;
+      const site = lists[0]!.path.split('/')[2]!;
+      await sharepoint().execute('list_items', 'create', { site_id: site, list_id: list, fields: { Title: 'Launch review' } });
+      const before = sim.requests.length;
+      const inc = await engine.runOnce('sim');
+      expect(inc.full).toBe(false);
+      const deltas = sim.requests.slice(before).filter((r) => r.path.endsWith('/items/delta'));
+      expect(deltas.length).toBeGreaterThan(0);
+      expect(deltas.filter((r) => r.query.get('$deltatoken') !== null).length).toBeGreaterThan(0);
+      expect(inc.entities['list_items']).toMatchObject({ records: 1 });
+      expect(await titles('sim')).toContain('Launch review');
+      await engine.stop();
+    });
+
+    it('removes items with the deleted facet, and lists one list in full again when Graph answers 410 for its link', async () => {
+      const items = new Map<string, Rec & { list: string; seq: number }>();
+      let seq = 0;
+      const expired = new Set<string>();
+      const calls: string[] = [];
+      const put = (list: string, id: string, title: string, extra: Rec = {}) =>
+        items.set(`${list}/${id}`, { id, fields: { Title: title }, ...extra, list, seq: ++seq });
+      const fetchImpl: FetchLike = async (input) => {
+        const url = new URL(String(input));
+        const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+        if (url.pathname === '/v1.0/sites') return json(200, { value: [{ id: 's1' }] });
+        if (url.pathname === '/v1.0/sites/s1/lists') return json(200, { value: ['tasks', 'events'].map((id) => ({ id, parentReference: { siteId: 's1' } })) });
+        const list = /^\/v1\.0\/sites\/s1\/lists\/([^/]+)\/items\/delta$/.exec(url.pathname)?.[1];
+        if (list === undefined) return json(200, { value: [] });
+        calls.push(`${list}${url.search}`);
+        const token = url.searchParams.get('$deltatoken');
+        if (token !== null && expired.has(`${list}:${token}`)) return json(410, { error: { code: 'resyncRequired', message: 'Resync required.' } });
+        const all = [...items.values()].filter((i) => i.list === list && i.seq > Number(token ?? 0) && (token !== null || i['deleted'] === undefined));
+        const link = `https://graph.microsoft.com/v1.0/sites/s1/lists/${list}/items/delta?$deltatoken=${String(seq)}`;
+        return json(200, { value: all.map(({ seq: _, list: __, ...i }) => i), '@odata.deltaLink': link });
+      };
+      put('tasks', '1', 'Plan');
+      put('tasks', '2', 'Build');
+      put('events', '11', 'Launch');
+      const engine = engineOver(fetchImpl);
+      await engine.register('stub');
+      await engine.runOnce('stub');
+      expect(calls).toEqual(['tasks?%24expand=fields&%24top=200', 'events?%24expand=fields&%24top=200']);
+      expect(await titles('stub')).toEqual(['Build', 'Launch', 'Plan']);
+
+      put('tasks', '2', 'Build', { deleted: { state: 'deleted' } });
+      put('events', '12', 'Retro');
+      calls.length = 0;
+      const inc = await engine.runOnce('stub');
+      expect(calls).toEqual(['tasks?$deltatoken=3', 'events?$deltatoken=3']);
+      expect(inc.entities['list_items']).toMatchObject({ deleted: 1 });
+      expect(await titles('stub')).toEqual(['Launch', 'Plan', 'Retro']);
+
+      expired.add('events:5');
+      put('tasks', '3', 'Ship');
+      calls.length = 0;
+      await engine.runOnce('stub');
+      expect(calls).toEqual(['tasks?$deltatoken=5', 'events?$deltatoken=5', 'events?%24expand=fields&%24top=200']);
+      expect(await titles('stub')).toEqual(['Launch', 'Plan', 'Retro', 'Ship']);
+      await engine.stop();
+    });
   });
 });

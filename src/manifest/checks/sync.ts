@@ -92,8 +92,9 @@ function checkSyncActions({ m, check }: CheckContext, sat: Path, entityName: str
     if (mode === 'token' || mode === 'link') {
       if (inc.token === undefined) check.add([...sat, 'incremental'], `incremental mode ${mode} needs the list_meta field holding the next ${mode} ("token")`);
       else if (m.list_meta?.[inc.token] === undefined) check.add([...sat, 'incremental', 'token'], `"${inc.token}" is not a list_meta field`);
-      // One token per entity: a token per parent, or a since value for removals, has nowhere to be kept.
-      if (sync.for_each !== undefined) check.add([...sat, 'for_each'], `incremental mode ${mode} keeps one ${mode} per entity: it cannot sync once per parent`);
+      // With for_each a token (or link) is kept per parent (src/sync/parent-marks.ts); a start token is the entity's, and removals have no since value.
+      if (sync.for_each !== undefined && inc.start !== undefined)
+        check.add([...sat, 'incremental', 'start'], `incremental.start reads one token per entity: it cannot start a ${mode} per for_each parent`);
       if (sync.removals !== undefined) check.add([...sat, 'removals'], `incremental mode ${mode} has no high-water mark for removals`);
       if (inc.start !== undefined && mode === 'token') {
         const src = m.entities[inc.start.entity];
