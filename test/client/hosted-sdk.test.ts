@@ -10,17 +10,19 @@
  * application (an operator's `admin create-app`); every call a customer's backend would make
  * goes through the SDK.
  */
-import type { ValidateFunction } from 'ajv';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { createClient, getConnector, SwitchboardError, type HostedClient } from '../../src/index.ts';
 import type { FetchLike } from '../../src/http/index.ts';
-import { createAjv, SYNC_ONLY_ACTIONS } from '../../src/manifest/index.ts';
+import { SYNC_ONLY_ACTIONS } from '../../src/manifest/index.ts';
 import type { AnySimulator } from '../../src/simulator/sandbox.ts';
 import { startGranolaSimulator, type GranolaSimulator } from '../../connectors/granola/simulator/index.ts';
 import { startIntercomSimulator, type IntercomSimulator } from '../../connectors/intercom/simulator/index.ts';
 import { defaultServiceConfig, grantOrganization, type CreatedApplication } from '../../src/service/index.ts';
 import { withSandbox } from '../../src/service/data/sandbox-wiring.ts';
 import { describeEachDialect, startHarness, testRegistry, type Harness } from '../service/helpers.ts';
+import { failure } from '../helpers/errors.ts';
+import { recordChecker } from '../helpers/records.ts';
+import { eventually, recordingFetch, TOKEN_PATH, type Exchange } from './hosted-sdk-helpers.ts';
 
 type Rec = Record<string, unknown>;
 
@@ -30,62 +32,8 @@ const INTERCOM_CONTACTS = 30;
 
 // Records checked against the manifest's record schemas.
 const intercomManifest = getConnector('intercom');
-const ajv = createAjv();
-const validators = new Map<string, ValidateFunction>();
-for (const [name, entity] of intercomManifest.entities) validators.set(name, ajv.compile(entity.def.record));
-function expectValid(entity: string, records: unknown[]): void {
-  const v = validators.get(entity) as ValidateFunction;
-  expect(records.length, entity).toBeGreaterThan(0);
-  for (const r of records) expect(v(r), `${entity}: ${ajv.errorsText(v.errors)}`).toBe(true);
-}
-
-/** The rejection of `p`, which must be a SwitchboardError. */
-async function failure(p: Promise<unknown>): Promise<SwitchboardError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(SwitchboardError);
-  return e as SwitchboardError;
-}
-
-/** Poll until `fn` returns a value `ok` accepts (background syncs finish in well under a second here). */
-async function eventually<T>(fn: () => Promise<T>, ok: (t: T) => boolean, what: string): Promise<T> {
-  let last: T | undefined;
-  const deadline = Date.now() + 60_000; // generous: a poll with a deadline, never a fixed sleep
-  while (Date.now() < deadline) {
-    last = await fn();
-    if (ok(last)) return last;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${what}: still ${JSON.stringify(last)?.slice(0, 300)}`);
-}
-
-/** Every request the SDK sends, with the status it got: for counting token requests, 401s and 429s. */
-interface Exchange {
-  method: string;
-  path: string;
-  status: number;
-  authorization: string | null;
-  retryAfter: string | null;
-  at: number;
-}
-function recordingFetch(log: Exchange[]): FetchLike {
-  return async (input, init) => {
-    const res = await fetch(input, init);
-    const headers = new Headers(init?.headers);
-    log.push({
-      method: init?.method ?? 'GET',
-      path: new URL(input).pathname,
-      status: res.status,
-      authorization: headers.get('authorization'),
-      retryAfter: res.headers.get('retry-after'),
-      at: Date.now(),
-    });
-    return res;
-  };
-}
-const TOKEN_PATH = '/api/v1/account/applications/token';
+const checkRecords = recordChecker(intercomManifest);
+const expectValid = (entity: string, records: unknown[]): void => checkRecords(entity, records as Rec[]);
 
 describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
   let granola: GranolaSimulator;
@@ -605,60 +553,5 @@ describeEachDialect('the hosted SDK against the service on %s', (dialect) => {
     } finally {
       await limited.close();
     }
-  });
-});
-
-describe('the hosted SDK transport with a stubbed service', () => {
-  /** A service answering the token endpoint, then the given responses in order; every call timed. */
-  function stub(responses: (() => Response)[]): { fetch: FetchLike; calls: { path: string; at: number }[] } {
-    const calls: { path: string; at: number }[] = [];
-    return {
-      calls,
-      fetch: async (input) => {
-        const path = new URL(input).pathname;
-        calls.push({ path, at: Date.now() });
-        if (path.endsWith(TOKEN_PATH)) return Response.json({ access_token: 'sbt_stub', token_type: 'Bearer', expires_in: 3600 });
-        const next = responses.shift();
-        if (next === undefined) throw new Error('unexpected request');
-        return next();
-      },
-    };
-  }
-  const limited =
-    (headers: Record<string, string> = {}) =>
-    () =>
-      new Response(JSON.stringify({ code: 'rate_limited', status: 429, detail: 'slow down', details: { limit_per_minute: 60 } }), {
-        status: 429,
-        headers: { 'content-type': 'application/problem+json', ...headers },
-      });
-  const page = () => Response.json({ data: [], meta: { cursor: null, has_more: false } });
-  const apiCalls = (s: { calls: { path: string; at: number }[] }) => s.calls.filter((c) => c.path !== TOKEN_PATH);
-
-  it('backs off a second when a 429 carries no Retry-After, and reads an HTTP-date Retry-After', async () => {
-    const s = stub([limited(), page, () => limited({ 'retry-after': new Date(Date.now() + 2_000).toUTCString() })(), page]);
-    const c = createClient({ baseUrl: 'http://switchboard.test', customerName: 'c', clientId: 'id', clientSecret: 'secret', fetch: s.fetch });
-    await c.connectors.list();
-    const [a, b] = apiCalls(s);
-    expect(b!.at - a!.at).toBeGreaterThanOrEqual(950);
-    await c.connectors.list();
-    const [, , x, y] = apiCalls(s);
-    // The date has one-second precision: between 1 and 2 s from now.
-    expect(y!.at - x!.at).toBeGreaterThanOrEqual(900);
-    expect(y!.at - x!.at).toBeLessThan(2_500);
-  });
-
-  it('resolves the token endpoint under the base URL path, like every other endpoint', async () => {
-    const s = stub([page]);
-    const c = createClient({ baseUrl: 'http://switchboard.test/switchboard/', customerName: 'c', clientId: 'id', clientSecret: 'secret', fetch: s.fetch });
-    await c.connectors.list();
-    expect(s.calls.map((x) => x.path)).toEqual(['/switchboard/api/v1/account/applications/token', '/switchboard/api/v1/integrations/connectors']);
-  });
-
-  it('gives up after maxAttempts with the last problem as a SwitchboardError', async () => {
-    const s = stub([limited({ 'retry-after': '0' }), limited({ 'retry-after': '0' })]);
-    const c = createClient({ baseUrl: 'http://switchboard.test', customerName: 'c', clientId: 'id', clientSecret: 'secret', fetch: s.fetch, maxAttempts: 2 });
-    const e = await failure(c.connectors.list());
-    expect(e).toMatchObject({ code: 'rate_limited', status: 429, message: 'slow down', details: { limit_per_minute: 60 } });
-    expect(apiCalls(s)).toHaveLength(2);
   });
 });

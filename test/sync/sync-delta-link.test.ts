@@ -6,13 +6,11 @@
  * never followed. The upstream is a stand-in fetch over an in-memory drive.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectorRuntime } from '../../src/index.ts';
 import type { FetchLike } from '../../src/http/index.ts';
 import { loadManifestText } from '../../src/manifest/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
-import { migrate } from '../../src/store/database.ts';
-import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
-import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
+import { SyncEngine } from '../../src/sync/index.ts';
+import { json, openFeedSync, storedItems } from './sync-helpers.ts';
 
 const MANIFEST = `
 manifest_version: 1
@@ -60,7 +58,6 @@ class Drive {
   fetch: FetchLike = async (input) => {
     const url = new URL(String(input));
     this.calls.push(`${url.pathname}${url.search}`);
-    const json = (status: number, body: unknown): Response => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
     const token = url.searchParams.get('token');
     const since = token === null ? 0 : Number(token);
     if (token !== null && since < this.valid) return json(410, { error: { code: 'resyncRequired', message: 'Resync required.' } });
@@ -80,34 +77,16 @@ class Drive {
 describe('sync: incremental mode link (a delta link followed as is)', () => {
   const manifest = loadManifestText(MANIFEST, 'linked.yaml');
   const def = { primaryKey: 'id', fields: { id: 'string', name: 'string' } as Record<string, 'string'> };
-  let tdb: TestDatabase;
   let store: RecordStore;
   const drive = new Drive();
   let engine: SyncEngine;
-
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    tdb = await openTestDatabase('sqlite');
-    await migrate(tdb.database, [syncMigrations]);
-    store = new RecordStore(tdb.database, { cursorSecret: 'test-secret' });
-    engine = new SyncEngine({
-      database: tdb.database,
-      sink: store,
-      runtimeFor: async () => ({
-        manifest,
-        runtime: new ConnectorRuntime(manifest, { token: 't' }, { fetch: drive.fetch, limiter: null, retry: { baseDelayMs: 1 } }),
-      }),
-      fullRefreshEvery: 100,
-    });
+    ({ store, engine, close } = await openFeedSync(manifest, drive.fetch));
   });
-  afterAll(async () => {
-    await engine.stop();
-    await tdb.close();
-  });
+  afterAll(() => close());
 
-  const stored = async (): Promise<string[]> =>
-    (await store.search('c', 'items', def, { query: { sort: [{ id: 'asc' }] }, fields: ['id', 'name'] })).data.map(
-      (d) => `${String(d['id'])}:${String(d['name'])}`,
-    );
+  const stored = (): Promise<string[]> => storedItems(store, def, 'name');
 
   it('pages the feed in full, then follows the last link; deleted items leave search; an expired link lists in full', async () => {
     drive.put('a', 'A');

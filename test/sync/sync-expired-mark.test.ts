@@ -5,13 +5,11 @@
  * answers 404 (deleted since). The upstream is a stand-in fetch over an in-memory list.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectorRuntime } from '../../src/index.ts';
 import type { FetchLike } from '../../src/http/index.ts';
 import { loadManifestText } from '../../src/manifest/index.ts';
 import { RecordStore } from '../../src/search/index.ts';
-import { migrate } from '../../src/store/database.ts';
-import { SyncEngine, syncMigrations } from '../../src/sync/index.ts';
-import { openTestDatabase, type TestDatabase } from '../search/helpers.ts';
+import { SyncEngine } from '../../src/sync/index.ts';
+import { json, openFeedSync, storedItems } from './sync-helpers.ts';
 
 const MANIFEST = `
 manifest_version: 1
@@ -67,7 +65,6 @@ class Upstream {
   fetch: FetchLike = async (input) => {
     const url = new URL(String(input));
     this.calls.push(`${url.pathname}${url.search}`);
-    const json = (status: number, body: unknown): Response => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
     if (url.pathname === '/items') return json(200, { items: [...this.items.values()].map(({ id }) => ({ id })) });
     if (url.pathname.startsWith('/items/')) {
       const item = this.items.get(decodeURIComponent(url.pathname.slice('/items/'.length)));
@@ -82,34 +79,16 @@ class Upstream {
 describe('sync: an expired mark and records gone by hydration', () => {
   const manifest = loadManifestText(MANIFEST, 'feed.yaml');
   const def = { primaryKey: 'id', fields: { id: 'string', title: 'string' } as Record<string, 'string'> };
-  let tdb: TestDatabase;
   let store: RecordStore;
   const up = new Upstream();
   let engine: SyncEngine;
-
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    tdb = await openTestDatabase('sqlite');
-    await migrate(tdb.database, [syncMigrations]);
-    store = new RecordStore(tdb.database, { cursorSecret: 'test-secret' });
-    engine = new SyncEngine({
-      database: tdb.database,
-      sink: store,
-      runtimeFor: async () => ({
-        manifest,
-        runtime: new ConnectorRuntime(manifest, { token: 't' }, { fetch: up.fetch, limiter: null, retry: { baseDelayMs: 1 } }),
-      }),
-      fullRefreshEvery: 100,
-    });
+    ({ store, engine, close } = await openFeedSync(manifest, up.fetch));
   });
-  afterAll(async () => {
-    await engine.stop();
-    await tdb.close();
-  });
+  afterAll(() => close());
 
-  const stored = async (): Promise<string[]> =>
-    (await store.search('c', 'items', def, { query: { sort: [{ id: 'asc' }] }, fields: ['id', 'title'] })).data.map(
-      (d) => `${String(d['id'])}:${String(d['title'])}`,
-    );
+  const stored = (): Promise<string[]> => storedItems(store, def, 'title');
 
   it('reads changes after the mark, deletes a changed record that is gone, and lists in full when the mark expired', async () => {
     up.put('a', 'A');
@@ -187,7 +166,6 @@ class Calendar {
   fetch: FetchLike = async (input) => {
     const url = new URL(String(input));
     this.calls.push(url.search);
-    const json = (status: number, body: unknown): Response => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
     const token = url.searchParams.get('syncToken');
     if (token !== null && Number(token.slice(4)) < this.valid)
       return json(410, { error: { code: 410, message: 'Sync token is no longer valid, a full sync is required.' } });
@@ -204,34 +182,16 @@ class Calendar {
 describe('sync: incremental by a sync token (mode token)', () => {
   const manifest = loadManifestText(TOKEN_MANIFEST, 'tokened.yaml');
   const def = { primaryKey: 'id', fields: { id: 'string', title: 'string' } as Record<string, 'string'> };
-  let tdb: TestDatabase;
   let store: RecordStore;
   const cal = new Calendar();
   let engine: SyncEngine;
-
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    tdb = await openTestDatabase('sqlite');
-    await migrate(tdb.database, [syncMigrations]);
-    store = new RecordStore(tdb.database, { cursorSecret: 'test-secret' });
-    engine = new SyncEngine({
-      database: tdb.database,
-      sink: store,
-      runtimeFor: async () => ({
-        manifest,
-        runtime: new ConnectorRuntime(manifest, { token: 't' }, { fetch: cal.fetch, limiter: null, retry: { baseDelayMs: 1 } }),
-      }),
-      fullRefreshEvery: 100,
-    });
+    ({ store, engine, close } = await openFeedSync(manifest, cal.fetch));
   });
-  afterAll(async () => {
-    await engine.stop();
-    await tdb.close();
-  });
+  afterAll(() => close());
 
-  const stored = async (): Promise<string[]> =>
-    (await store.search('t', 'events', def, { query: { sort: [{ id: 'asc' }] }, fields: ['id', 'title'] })).data.map(
-      (d) => `${String(d['id'])}:${String(d['title'])}`,
-    );
+  const stored = (): Promise<string[]> => storedItems(store, def, 'title', 't', 'events');
 
   it("keeps the last page's token, sends it next run, applies cancellations, and lists in full when it is gone (410)", async () => {
     for (const id of ['a', 'b', 'c']) cal.put(id, id.toUpperCase());
@@ -319,34 +279,23 @@ entities:
 
 describe('sync: mode token started from a token endpoint (incremental.start)', () => {
   const manifest = loadManifestText(START_MANIFEST, 'drivish.yaml');
-  let tdb: TestDatabase;
   let engine: SyncEngine;
+  let close: () => Promise<void>;
   const calls: string[] = [];
   let log: { fileId: string; removed: boolean; file?: { name: string } }[] = [];
   const fetchImpl: FetchLike = async (input) => {
     const url = new URL(String(input));
     calls.push(`${url.pathname}${url.search}`);
-    const json = (body: unknown): Response => new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
-    if (url.pathname === '/changes/startPageToken') return json({ startPageToken: String(log.length) });
-    if (url.pathname === '/files') return json({ files: [{ id: 'f1', name: 'One' }] });
+    if (url.pathname === '/changes/startPageToken') return json(200, { startPageToken: String(log.length) });
+    if (url.pathname === '/files') return json(200, { files: [{ id: 'f1', name: 'One' }] });
     const from = Number(url.searchParams.get('pageToken'));
-    return json({ changes: log.slice(from), newStartPageToken: String(log.length) });
+    return json(200, { changes: log.slice(from), newStartPageToken: String(log.length) });
   };
 
   beforeAll(async () => {
-    tdb = await openTestDatabase('sqlite');
-    await migrate(tdb.database, [syncMigrations]);
-    engine = new SyncEngine({
-      database: tdb.database,
-      sink: new RecordStore(tdb.database, { cursorSecret: 'test-secret' }),
-      runtimeFor: async () => ({ manifest, runtime: new ConnectorRuntime(manifest, { token: 't' }, { fetch: fetchImpl, limiter: null }) }),
-      fullRefreshEvery: 100,
-    });
+    ({ engine, close } = await openFeedSync(manifest, fetchImpl));
   });
-  afterAll(async () => {
-    await engine.stop();
-    await tdb.close();
-  });
+  afterAll(() => close());
 
   it('asks for the start token before the full pass, then reads the changes from it', async () => {
     log = [{ fileId: 'f0', removed: false, file: { name: 'Old' } }];
