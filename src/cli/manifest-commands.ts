@@ -52,12 +52,16 @@ export function registerManifestCommands(program: Command): void {
     .option('--check', 'do not write; exit non-zero and list the stale files if generated/ is not current')
     .option('--out <dir>', "where to write (default: the package's generated/; with --connectors, generated/ beside the first connectors directory)")
     .action(async (opts: { check?: boolean; out?: string }) => {
-      const { generateAll, OpenApiWorker, staleFiles, writeFiles } = await import('../codegen/index.ts');
+      const { generateAll, OpenApiWorker, SchemaPool, staleFiles, writeFiles } = await import('../codegen/index.ts');
       const { cacheLooksEmpty } = await import('../codegen/cache.ts');
-      // With nothing cached (a fresh checkout), openapi-typescript loads in a worker thread while
-      // the manifests load here.
+      // With nothing cached (a fresh checkout), openapi-typescript and json-schema-to-typescript
+      // load in worker threads while the manifests load here.
       const worker = new OpenApiWorker();
-      if (cacheLooksEmpty()) worker.warm();
+      const pool = new SchemaPool();
+      if (cacheLooksEmpty()) {
+        worker.warm();
+        pool.warm();
+      }
       let files;
       let GENERATED_DIR;
       try {
@@ -70,13 +74,19 @@ export function registerManifestCommands(program: Command): void {
         GENERATED_DIR = opts.out !== undefined ? resolve(opts.out) : first !== undefined ? resolve(first, '..', 'generated') : join(root, 'generated');
         // The service's OpenAPI document is built from its route schemas (build-time import only).
         const { buildOpenApiDocument } = await import('../service/openapi.ts');
-        files = await generateAll(ok, (type, i, n) => process.stderr.write(`[${i}/${n}] ${type}\n`), {
-          document: buildOpenApiDocument(undefined, new Map(ok.map(({ manifest }) => [manifest.type, manifest]))),
-          source: 'src/service/openapi.ts',
-          worker,
-        });
+        files = await generateAll(
+          ok,
+          (type, i, n) => process.stderr.write(`[${i}/${n}] ${type}\n`),
+          {
+            document: buildOpenApiDocument(undefined, new Map(ok.map(({ manifest }) => [manifest.type, manifest]))),
+            source: 'src/service/openapi.ts',
+            worker,
+          },
+          pool,
+        );
       } finally {
         worker.close();
+        pool.close();
       }
       const shown = `${relative(process.cwd(), GENERATED_DIR) || '.'}/`;
       if (opts.check) {

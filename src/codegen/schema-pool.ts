@@ -17,18 +17,21 @@ export interface SchemaBatch {
 
 const MODULE = createRequire(import.meta.url).resolve('json-schema-to-typescript');
 
-/** The worker's code (CommonJS, evaluated): one batch per message, answered in order. */
+/** The worker's code (CommonJS, evaluated): batches compiled one after the other, each answered with its id. */
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { compile } = require(workerData.module);
-parentPort.on('message', async ({ inputs, names, options }) => {
-  try {
-    const ts = [];
-    for (let i = 0; i < inputs.length; i++) ts.push(await compile(inputs[i], names[i], options));
-    parentPort.postMessage({ ts });
-  } catch (e) {
-    parentPort.postMessage({ error: (e && e.stack) || String(e) });
-  }
+let last = Promise.resolve();
+parentPort.on('message', ({ id, inputs, names, options }) => {
+  last = last.then(async () => {
+    try {
+      const ts = [];
+      for (let i = 0; i < inputs.length; i++) ts.push(await compile(inputs[i], names[i], options));
+      parentPort.postMessage({ id, ts });
+    } catch (e) {
+      parentPort.postMessage({ id, error: (e && e.stack) || String(e) });
+    }
+  });
 });`;
 
 /** A batch compiled on this thread. */
@@ -40,24 +43,38 @@ export async function compileHere({ inputs, names, options }: SchemaBatch): Prom
   return ts;
 }
 
-/** A batch compiled by `worker`; rejects if the worker fails or exits first. */
-function compileThere(worker: Worker, batch: SchemaBatch): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const done = (): void => {
-      worker.off('message', onMessage).off('error', reject).off('exit', onExit);
+/** A worker thread and the batches it was sent, answered by id; if it fails or exits, every waiting batch is rejected. */
+class SchemaWorker {
+  private readonly worker = new Worker(WORKER, { eval: true, workerData: { module: MODULE } });
+  private readonly waiting = new Map<number, { resolve: (ts: string[]) => void; reject: (e: Error) => void }>();
+  private next = 0;
+
+  constructor() {
+    const fail = (e: Error): void => {
+      for (const w of this.waiting.values()) w.reject(e);
+      this.waiting.clear();
     };
-    const onMessage = (m: { ts?: string[]; error?: string }): void => {
-      done();
-      if (m.ts !== undefined) resolve(m.ts);
-      else reject(new Error(`json-schema-to-typescript: ${m.error ?? 'no output'}`));
-    };
-    const onExit = (code: number): void => {
-      done();
-      reject(new Error(`the json-schema-to-typescript worker exited (${code}) before answering`));
-    };
-    worker.on('message', onMessage).once('error', reject).once('exit', onExit);
-    worker.postMessage(batch);
-  });
+    this.worker.on('message', (m: { id: number; ts?: string[]; error?: string }) => {
+      const w = this.waiting.get(m.id);
+      this.waiting.delete(m.id);
+      if (m.ts !== undefined) w?.resolve(m.ts);
+      else w?.reject(new Error(`json-schema-to-typescript: ${m.error ?? 'no output'}`));
+    });
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`the json-schema-to-typescript worker exited (${code}) before answering`)));
+  }
+
+  compile(batch: SchemaBatch): Promise<string[]> {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.worker.postMessage({ id, ...batch });
+    });
+  }
+
+  close(): void {
+    void this.worker.terminate();
+  }
 }
 
 interface Job {
@@ -66,13 +83,33 @@ interface Job {
   reject: (e: unknown) => void;
 }
 
-/** The queue and its two lanes (this thread; a worker while batches wait). */
+/** Batches sent to the worker ahead of its answers: it starts the next one while this thread, busy, has not read the last answer yet. */
+const WORKER_AHEAD = 2;
+
+/**
+ * The queue and its lanes: this thread, and a worker (started by warm(), or by a drain that finds
+ * two batches or more waiting) that gets batches ahead. This thread lets the event loop turn
+ * between its own batches, so that the worker's answers are read, and more batches sent to it,
+ * while the queue lasts.
+ */
 export class SchemaPool {
   private readonly queue: Job[] = [];
   private draining = false;
+  private worker: SchemaWorker | undefined;
 
   /** `threads: false` compiles everything on this thread. */
   constructor(private readonly threads = true) {}
+
+  /** Start the worker now (it loads the library while the caller does other work); close() stops it. */
+  warm(): void {
+    if (this.threads && this.worker === undefined) this.worker = new SchemaWorker();
+  }
+
+  /** Stop the worker, if one is running (drains stop theirs when done). */
+  close(): void {
+    this.worker?.close();
+    this.worker = undefined;
+  }
 
   compile(batch: SchemaBatch): Promise<string[]> {
     return new Promise((resolve, reject) => {
@@ -86,21 +123,20 @@ export class SchemaPool {
 
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
-      const lanes = [this.lane(compileHere)];
-      let worker: Worker | undefined;
-      if (this.threads && this.queue.length >= 2) {
-        const w = new Worker(WORKER, { eval: true, workerData: { module: MODULE } });
-        worker = w;
+      const lanes = [this.lane(compileHere, false, true)];
+      if (this.threads && (this.worker !== undefined || this.queue.length >= 2)) {
+        const w = this.worker ?? new SchemaWorker();
+        this.worker = w;
         // A worker that fails hands its batch back to this thread's lane and stops taking more.
-        lanes.push(this.lane((batch) => compileThere(w, batch), true));
+        for (let i = 0; i < WORKER_AHEAD; i++) lanes.push(this.lane((batch) => w.compile(batch), true));
       }
       await Promise.all(lanes);
-      void worker?.terminate();
+      this.close();
     }
     this.draining = false;
   }
 
-  private async lane(run: (batch: SchemaBatch) => Promise<string[]>, fallible = false): Promise<void> {
+  private async lane(run: (batch: SchemaBatch) => Promise<string[]>, fallible: boolean, yields = false): Promise<void> {
     for (let job = this.queue.shift(); job !== undefined; job = this.queue.shift()) {
       try {
         job.resolve(await run(job.batch));
@@ -110,8 +146,10 @@ export class SchemaPool {
           continue;
         }
         this.queue.unshift(job);
-        return this.lane(compileHere);
+        return this.lane(compileHere, false, true);
       }
+      // A compile here is work the event loop waits on (promises, no I/O): let it turn.
+      if (yields) await new Promise((resolve) => setImmediate(resolve));
     }
   }
 }

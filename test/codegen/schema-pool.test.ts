@@ -28,6 +28,21 @@ describe('SchemaPool', () => {
     expect(await pool.compile(batch(9))).toEqual(await compileHere(batch(9)));
   });
 
+  it('warm() starts the worker before any batch: the same answers, and close() stops it whether used or not', async () => {
+    const used = new SchemaPool();
+    used.warm();
+    const batches = Array.from({ length: 6 }, (_, i) => batch(i));
+    expect(await Promise.all(batches.map((b) => used.compile(b)))).toEqual(await Promise.all(batches.map((b) => compileHere(b))));
+    used.close();
+    const unused = new SchemaPool();
+    unused.warm();
+    unused.close();
+    // Warm with threads off: nothing to start, still answers.
+    const here = new SchemaPool(false);
+    here.warm();
+    expect(await here.compile(batch(1))).toEqual(await compileHere(batch(1)));
+  });
+
   it('rejects a batch the library refuses, and answers the others', async () => {
     const pool = new SchemaPool();
     const bad: SchemaBatch = { inputs: [{ $ref: '#/definitions/nowhere', title: 'Bad' }], names: ['Bad'], options };
