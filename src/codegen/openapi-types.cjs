@@ -70,6 +70,30 @@ function check(document) {
   }
 }
 
+/**
+ * `run()` with String.prototype.localeCompare answering from one Intl.Collator per locale and
+ * options, then restored. The transform's alphabetical order sorts with
+ * `a.localeCompare(b, "en-us", { numeric: true })`, which builds a collator on every call:
+ * about a third of its time. The answers are the same (ECMA-402 defines localeCompare as a
+ * new Intl.Collator(locales, options) comparing the two), and nothing else runs meanwhile
+ * (run is synchronous).
+ */
+function withCollators(run) {
+  const localeCompare = String.prototype.localeCompare;
+  const collators = new Map();
+  String.prototype.localeCompare = function (that, locales, options) {
+    const key = JSON.stringify([locales, options]);
+    let collator = collators.get(key);
+    if (collator === undefined) collators.set(key, (collator = new Intl.Collator(locales, options)));
+    return collator.compare(String(this), String(that));
+  };
+  try {
+    return run();
+  } finally {
+    String.prototype.localeCompare = localeCompare;
+  }
+}
+
 /** The TypeScript openapiTS(document, options) prints, for the options codegen uses (no functions among them). */
 function openapiTypes(entry, document, options = {}) {
   const { transformSchema, scanDiscriminators, resolveRef, astToString } = load(entry);
@@ -107,7 +131,7 @@ function openapiTypes(entry, document, options = {}) {
     readWriteMarkers: options.readWriteMarkers ?? false,
     resolve: ($ref) => resolveRef(document, $ref, { silent }),
   };
-  return astToString(transformSchema(document, ctx));
+  return withCollators(() => astToString(transformSchema(document, ctx)));
 }
 
 module.exports = { load, openapiTypes };
