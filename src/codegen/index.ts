@@ -266,6 +266,20 @@ export async function generateAll(
   return new Map([...((await openapiFiles) ?? []), ...rest]);
 }
 
+/** Connectors whose files startConnector() set going, by manifest. */
+const started = new WeakMap<LoadedManifest, { source: string; pool: SchemaPool; files: Promise<GeneratedFiles> }>();
+
+/**
+ * Start generating one connector's files now: its schemas queue for `pool` at once (for its
+ * worker, while the caller goes on loading manifests). generateAll with the same pool and source
+ * takes these files rather than generating them again.
+ */
+export function startConnector(lm: LoadedManifest, source: string, pool: SchemaPool): void {
+  const files = generateConnector(lm, source, pool);
+  files.catch(() => undefined); // awaited by generateAll; not an unhandled rejection if it never is
+  started.set(lm, { source, pool, files });
+}
+
 /** The manifest types, each connector's files and the registry. */
 async function generateTypes(
   manifests: { manifest: LoadedManifest; source: string }[],
@@ -282,12 +296,14 @@ async function generateTypes(
   );
   manifestTs.catch(() => undefined); // awaited below; not an unhandled rejection if a connector throws first
   const sorted = [...manifests].sort((a, b) => a.manifest.type.localeCompare(b.manifest.type));
-  const generated = await Promise.all(
-    sorted.map(({ manifest, source }, i) => {
-      onProgress?.(manifest.type, i + 1, sorted.length);
-      return generateConnector(manifest, source, pool);
-    }),
-  );
+  const generating = sorted.map(({ manifest, source }, i) => {
+    onProgress?.(manifest.type, i + 1, sorted.length);
+    const early = started.get(manifest);
+    return early !== undefined && early.source === source && early.pool === pool ? early.files : generateConnector(manifest, source, pool);
+  });
+  // Every batch is queued: this thread compiles too from now on (if it was held back).
+  pool.release();
+  const generated = await Promise.all(generating);
   files.set('manifest.ts', HEADER('src/manifest/manifest-schema.ts') + '\n' + (await manifestTs).trim() + '\n');
   for (const connector of generated) for (const [k, v] of connector) files.set(k, v);
   const imports = sorted.map(({ manifest: lm }) => `import type * as ${lm.type} from './${lm.type}/types.ts';`);

@@ -89,6 +89,12 @@ export async function compileTogether(batch: SchemaBatch, run: (batch: SchemaBat
   const root = rootName(names);
   const properties = Object.fromEntries(names.map((n, i) => [n, inputs[i]!]));
   const document = { title: root, type: 'object', additionalProperties: false, properties } as JSONSchema;
-  const [text] = await run({ inputs: [document], names: [root], options: { ...options, declareExternallyReferenced: true } });
+  let text: string | undefined;
+  try {
+    [text] = await run({ inputs: [document], names: [root], options: { ...options, declareExternallyReferenced: true } });
+  } catch {
+    // Refused: one by one, for the error of the schema at fault (or their text, if none is).
+    return run(batch);
+  }
   return splitDeclarations(text!, names, root) ?? run(batch);
 }
