@@ -46,18 +46,25 @@ function check(document) {
   const version = Number.parseFloat(document.openapi);
   if (!(version >= 3 && version < 4)) throw new Error(`the OpenAPI document: expected OpenAPI 3.x, got openapi: ${JSON.stringify(document.openapi)}`);
   const operations = new Map();
-  const walk = (node, path) => {
+  // The keys down to the node being looked at: its path is spelled out only for an error.
+  const keys = [];
+  const walk = (node) => {
     if (node === null || typeof node !== 'object') return;
     if (typeof node.$ref === 'string') {
       const pointer = node.$ref.startsWith('#/') ? node.$ref.slice(2).split('/') : undefined;
       let target = document;
       for (const key of pointer ?? []) target = target !== null && typeof target === 'object' ? target[key.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
-      if (pointer === undefined || target === undefined)
-        throw new Error(`the OpenAPI document: ${path}: $ref ${JSON.stringify(node.$ref)} points at nothing in the document`);
+      if (pointer === undefined || target === undefined) {
+        throw new Error(`the OpenAPI document: #/${keys.join('/')}: $ref ${JSON.stringify(node.$ref)} points at nothing in the document`);
+      }
     }
-    for (const [key, value] of Object.entries(node)) walk(value, `${path}/${key}`);
+    for (const key of Object.keys(node)) {
+      keys.push(key);
+      walk(node[key]);
+      keys.pop();
+    }
   };
-  walk(document, '#');
+  walk(document);
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(item ?? {})) {
       const id = operation !== null && typeof operation === 'object' ? operation.operationId : undefined;
