@@ -26,6 +26,12 @@ export default tseslint.config(
     rules: { 'no-undef': 'off' },
   },
   {
+    // CommonJS on purpose (a worker thread loads it by path, without the TypeScript loader).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // The Connect UI's script runs in the browser.
     files: ['src/**/assets/*.js'],
     languageOptions: { globals: { ...globals.browser } },

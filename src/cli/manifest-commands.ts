@@ -8,8 +8,14 @@ import { plural, CONNECTORS_OPTION, collect } from './cli-support.ts';
 // them, not by `switchboard --help`.
 const manifests = (): Promise<typeof import('../manifest/index.ts')> => import('../manifest/index.ts');
 
-/** Load every file, printing each problem; returns the manifests that loaded. */
-async function loadAll(files: string[]): Promise<{ ok: { manifest: LoadedManifest; source: string }[]; failed: number; root: string }> {
+/**
+ * Load every file, printing each problem; returns the manifests that loaded. `onLoaded` hears of
+ * each as it loads, and the event loop turns after each (so that a worker's answers are read).
+ */
+async function loadAll(
+  files: string[],
+  onLoaded?: (loaded: { manifest: LoadedManifest; source: string }) => void,
+): Promise<{ ok: { manifest: LoadedManifest; source: string }[]; failed: number; root: string }> {
   const { CONNECTORS_DIR, formatProblem, loadManifestFile, ManifestError } = await manifests();
   const ROOT = resolve(CONNECTORS_DIR, '..');
   const ok: { manifest: LoadedManifest; source: string }[] = [];
@@ -19,7 +25,12 @@ async function loadAll(files: string[]): Promise<{ ok: { manifest: LoadedManifes
     try {
       // Built-in manifests are named from the package root; others (--connectors) as given.
       const inPackage = !relative(ROOT, f).startsWith('..');
-      ok.push({ manifest: loadManifestFile(shown), source: inPackage ? relative(ROOT, f) : shown.startsWith('..') ? f : shown });
+      const loaded = { manifest: loadManifestFile(shown), source: inPackage ? relative(ROOT, f) : shown.startsWith('..') ? f : shown };
+      ok.push(loaded);
+      if (onLoaded !== undefined) {
+        onLoaded(loaded);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     } catch (e) {
       failed++;
       if (e instanceof ManifestError) for (const p of e.problems) process.stderr.write(`${formatProblem(p)}\n`);
@@ -52,16 +63,25 @@ export function registerManifestCommands(program: Command): void {
     .option('--check', 'do not write; exit non-zero and list the stale files if generated/ is not current')
     .option('--out <dir>', "where to write (default: the package's generated/; with --connectors, generated/ beside the first connectors directory)")
     .action(async (opts: { check?: boolean; out?: string }) => {
-      const { generateAll, OpenApiWorker, staleFiles, writeFiles } = await import('../codegen/index.ts');
+      const { generateAll, OpenApiWorker, SchemaPool, startConnector, staleFiles, writeFiles } = await import('../codegen/index.ts');
       const { cacheLooksEmpty } = await import('../codegen/cache.ts');
-      // With nothing cached (a fresh checkout), openapi-typescript loads in a worker thread while
-      // the manifests load here.
+      // With nothing cached (a fresh checkout), openapi-typescript and json-schema-to-typescript
+      // load in worker threads while the manifests load here, and each connector's schemas go to
+      // the latter as soon as its manifest has loaded; this thread joins in once the OpenAPI
+      // document is on its way (generateAll), since those types take longest.
       const worker = new OpenApiWorker();
-      if (cacheLooksEmpty()) worker.warm();
+      const pool = new SchemaPool();
+      const cold = cacheLooksEmpty();
+      if (cold) {
+        worker.warm();
+        pool.warm();
+        pool.hold();
+      }
       let files;
       let GENERATED_DIR;
       try {
-        const { ok, failed, root } = await loadAll((await manifests()).manifestFiles());
+        const early = cold ? (m: { manifest: LoadedManifest; source: string }) => startConnector(m.manifest, m.source, pool) : undefined;
+        const { ok, failed, root } = await loadAll((await manifests()).manifestFiles(), early);
         if (failed > 0) {
           process.exitCode = 1;
           return;
@@ -70,13 +90,19 @@ export function registerManifestCommands(program: Command): void {
         GENERATED_DIR = opts.out !== undefined ? resolve(opts.out) : first !== undefined ? resolve(first, '..', 'generated') : join(root, 'generated');
         // The service's OpenAPI document is built from its route schemas (build-time import only).
         const { buildOpenApiDocument } = await import('../service/openapi.ts');
-        files = await generateAll(ok, (type, i, n) => process.stderr.write(`[${i}/${n}] ${type}\n`), {
-          document: buildOpenApiDocument(undefined, new Map(ok.map(({ manifest }) => [manifest.type, manifest]))),
-          source: 'src/service/openapi.ts',
-          worker,
-        });
+        files = await generateAll(
+          ok,
+          (type, i, n) => process.stderr.write(`[${i}/${n}] ${type}\n`),
+          {
+            document: buildOpenApiDocument(undefined, new Map(ok.map(({ manifest }) => [manifest.type, manifest]))),
+            source: 'src/service/openapi.ts',
+            worker,
+          },
+          pool,
+        );
       } finally {
         worker.close();
+        pool.close();
       }
       const shown = `${relative(process.cwd(), GENERATED_DIR) || '.'}/`;
       if (opts.check) {

@@ -11,10 +11,13 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { JSONSchema, Options } from 'json-schema-to-typescript';
 import { cachedOutput } from './cache.ts';
 import { compileHere, SchemaPool } from './schema-pool.ts';
+export { SchemaPool };
+import { compileTogether } from './together.ts';
 import type { LoadedManifest } from '../manifest/index.ts';
 import {
   credentialsSchema,
@@ -58,16 +61,17 @@ const TO_TS_OPTIONS: Partial<Options> = {
 };
 
 /**
- * The TypeScript of each named schema (json-schema-to-typescript, one compile per schema), as
- * one cache entry for them all: a connector's schemas are cached together, so a cold run writes
- * (and a warm run reads) one file per connector rather than one per schema.
+ * The TypeScript of each named schema (json-schema-to-typescript: one compile for all of them,
+ * cut into the text a compile of each gives; together.ts), as one cache entry for them all: a
+ * connector's schemas are cached together, so a cold run writes (and a warm run reads) one file
+ * per connector rather than one per schema.
  */
 async function toTsAll(schemas: { schema: JsonSchema; name: string }[], pool?: SchemaPool): Promise<string[]> {
   const inputs = schemas.map(({ schema, name }) => ({ ...schema, title: name }) as JSONSchema);
   const names = schemas.map((s) => s.name);
   const out = await cachedOutput('json-schema-to-typescript[]', [inputs, names, TO_TS_OPTIONS], async () => {
     const batch = { inputs, names, options: TO_TS_OPTIONS };
-    return JSON.stringify(await (pool !== undefined ? pool.compile(batch) : compileHere(batch)));
+    return JSON.stringify(await compileTogether(batch, (b) => (pool !== undefined ? pool.compile(b) : compileHere(b))));
   });
   return (JSON.parse(out) as string[]).map((t) => t.trim() + '\n');
 }
@@ -160,18 +164,26 @@ type OpenApiOptions = { exportType: boolean; alphabetize: boolean };
 // openapi-typescript's CommonJS build, through require: `import` would take the ES module build,
 // whose `import ts from 'typescript'` makes Node scan the 9 MB TypeScript compiler twice more
 // (for its module format and its named exports) before running it: about 0.4 s of CPU per run.
-// The same module, by path, in the worker below.
 const OPENAPI_TS = createRequire(import.meta.url).resolve('openapi-typescript');
+// The document → TypeScript, with openapi-typescript's transform (openapi-types.cjs: CommonJS, so
+// that the worker thread below loads it as is, from src/ and dist/ alike).
+const OPENAPI_TYPES = fileURLToPath(new URL('./openapi-types.cjs', import.meta.url));
+type OpenApiTypes = {
+  load(entry: string): unknown;
+  openapiTypes(entry: string, document: object, options: OpenApiOptions): string;
+};
 
 /** The worker's code (CommonJS, evaluated): load openapi-typescript, then turn one document into TypeScript. */
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { default: openapiTS, astToString } = require(workerData.module);
+const { load, openapiTypes } = require(workerData.types);
+load(workerData.module);
 parentPort.once('message', ({ document, options }) => {
-  openapiTS(document, options).then(
-    (ast) => parentPort.postMessage({ ts: astToString(ast) }),
-    (e) => parentPort.postMessage({ error: (e && e.stack) || String(e) }),
-  );
+  try {
+    parentPort.postMessage({ ts: openapiTypes(workerData.module, document, options) });
+  } catch (e) {
+    parentPort.postMessage({ error: (e && e.stack) || String(e) });
+  }
 });`;
 
 /**
@@ -187,7 +199,7 @@ export class OpenApiWorker {
   /** Start the worker now (it loads openapi-typescript while the caller does other work). */
   warm(): void {
     if (this.worker !== undefined || this.used) return;
-    const worker = new Worker(WORKER, { eval: true, workerData: { module: OPENAPI_TS } });
+    const worker = new Worker(WORKER, { eval: true, workerData: { module: OPENAPI_TS, types: OPENAPI_TYPES } });
     this.worker = worker;
     this.answer = new Promise<string>((resolve, reject) => {
       worker.once('message', (m: { ts?: string; error?: string }) =>
@@ -228,8 +240,8 @@ export async function generateOpenApi(document: object, source: string, worker?:
   const options: OpenApiOptions = { exportType: false, alphabetize: true };
   const ts = await cachedOutput('openapi-typescript', [document, options], async () => {
     if (worker !== undefined) return worker.generate(document, options);
-    const { default: openapiTS, astToString } = createRequire(import.meta.url)(OPENAPI_TS) as typeof import('openapi-typescript');
-    return astToString(await openapiTS(structuredClone(document) as never, options));
+    const { openapiTypes } = createRequire(import.meta.url)(OPENAPI_TYPES) as OpenApiTypes;
+    return openapiTypes(OPENAPI_TS, structuredClone(document), options);
   });
   return new Map([
     ['openapi.json', json(document, source)],
@@ -237,27 +249,45 @@ export async function generateOpenApi(document: object, source: string, worker?:
   ]);
 }
 
-/** Generate every file: one set per connector plus the registry and the manifest types. */
+/**
+ * Generate every file: one set per connector plus the registry and the manifest types. `pool`
+ * compiles the schemas (a new one when not given; the caller may have warmed it).
+ */
 export async function generateAll(
   manifests: { manifest: LoadedManifest; source: string }[],
   onProgress?: (type: string, i: number, n: number) => void,
   openapi?: { document: object; source: string; worker?: OpenApiWorker },
+  pool = new SchemaPool(),
 ): Promise<GeneratedFiles> {
   // The OpenAPI types first in the map, as ever, though generated meanwhile (in a worker when given).
   const openapiFiles = openapi === undefined ? undefined : generateOpenApi(openapi.document, openapi.source, openapi.worker);
   openapiFiles?.catch(() => undefined); // awaited below; not an unhandled rejection if the rest throws first
-  const rest = await generateTypes(manifests, onProgress);
+  const rest = await generateTypes(manifests, pool, onProgress);
   return new Map([...((await openapiFiles) ?? []), ...rest]);
+}
+
+/** Connectors whose files startConnector() set going, by manifest. */
+const started = new WeakMap<LoadedManifest, { source: string; pool: SchemaPool; files: Promise<GeneratedFiles> }>();
+
+/**
+ * Start generating one connector's files now: its schemas queue for `pool` at once (for its
+ * worker, while the caller goes on loading manifests). generateAll with the same pool and source
+ * takes these files rather than generating them again.
+ */
+export function startConnector(lm: LoadedManifest, source: string, pool: SchemaPool): void {
+  const files = generateConnector(lm, source, pool);
+  files.catch(() => undefined); // awaited by generateAll; not an unhandled rejection if it never is
+  started.set(lm, { source, pool, files });
 }
 
 /** The manifest types, each connector's files and the registry. */
 async function generateTypes(
   manifests: { manifest: LoadedManifest; source: string }[],
+  pool: SchemaPool,
   onProgress?: (type: string, i: number, n: number) => void,
 ): Promise<GeneratedFiles> {
   const files: GeneratedFiles = new Map();
   // Every connector at once: their cache misses queue up for this thread and a worker (SchemaPool).
-  const pool = new SchemaPool();
   const manifestTs = compile(
     MANIFEST_SCHEMA as unknown as JSONSchema,
     'Manifest',
@@ -266,12 +296,14 @@ async function generateTypes(
   );
   manifestTs.catch(() => undefined); // awaited below; not an unhandled rejection if a connector throws first
   const sorted = [...manifests].sort((a, b) => a.manifest.type.localeCompare(b.manifest.type));
-  const generated = await Promise.all(
-    sorted.map(({ manifest, source }, i) => {
-      onProgress?.(manifest.type, i + 1, sorted.length);
-      return generateConnector(manifest, source, pool);
-    }),
-  );
+  const generating = sorted.map(({ manifest, source }, i) => {
+    onProgress?.(manifest.type, i + 1, sorted.length);
+    const early = started.get(manifest);
+    return early !== undefined && early.source === source && early.pool === pool ? early.files : generateConnector(manifest, source, pool);
+  });
+  // Every batch is queued: this thread compiles too from now on (if it was held back).
+  pool.release();
+  const generated = await Promise.all(generating);
   files.set('manifest.ts', HEADER('src/manifest/manifest-schema.ts') + '\n' + (await manifestTs).trim() + '\n');
   for (const connector of generated) for (const [k, v] of connector) files.set(k, v);
   const imports = sorted.map(({ manifest: lm }) => `import type * as ${lm.type} from './${lm.type}/types.ts';`);

@@ -28,6 +28,38 @@ describe('SchemaPool', () => {
     expect(await pool.compile(batch(9))).toEqual(await compileHere(batch(9)));
   });
 
+  it('warm() starts the worker before any batch: the same answers, and close() stops it whether used or not', async () => {
+    const used = new SchemaPool();
+    used.warm();
+    const batches = Array.from({ length: 6 }, (_, i) => batch(i));
+    expect(await Promise.all(batches.map((b) => used.compile(b)))).toEqual(await Promise.all(batches.map((b) => compileHere(b))));
+    used.close();
+    const unused = new SchemaPool();
+    unused.warm();
+    unused.close();
+    // Warm with threads off: nothing to start, still answers.
+    const here = new SchemaPool(false);
+    here.warm();
+    expect(await here.compile(batch(1))).toEqual(await compileHere(batch(1)));
+  });
+
+  it('hold(): the worker answers alone until release(); close() refuses what is still waiting and what comes after', async () => {
+    const pool = new SchemaPool();
+    pool.warm();
+    pool.hold();
+    const held = await Promise.all([pool.compile(batch(1)), pool.compile(batch(2)), pool.compile(batch(3))]);
+    expect(held).toEqual([await compileHere(batch(1)), await compileHere(batch(2)), await compileHere(batch(3))]);
+    const after = [pool.compile(batch(4)), pool.compile(batch(5))];
+    pool.release();
+    expect(await Promise.all(after)).toEqual([await compileHere(batch(4)), await compileHere(batch(5))]);
+    const dropped = Array.from({ length: 6 }, (_, i) => pool.compile(batch(i)));
+    pool.close();
+    const settled = await Promise.allSettled(dropped);
+    // Each is answered or refused (none left hanging); whatever was not yet answered is refused.
+    expect(settled.filter((r) => r.status === 'rejected').length).toBeGreaterThan(0);
+    await expect(pool.compile(batch(1))).rejects.toThrow(/closed/);
+  });
+
   it('rejects a batch the library refuses, and answers the others', async () => {
     const pool = new SchemaPool();
     const bad: SchemaBatch = { inputs: [{ $ref: '#/definitions/nowhere', title: 'Bad' }], names: ['Bad'], options };
