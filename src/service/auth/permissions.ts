@@ -7,11 +7,11 @@
  * A scoped token is never wider than its application: both lists apply (an intersection), so
  * narrowing the application narrows every token it minted at once.
  *
- * The rules are read for each authenticated request that reaches a connector (in a preHandler hook)
- * through a short-lived cache (lookup-cache.ts, like the token and connector lookups: a change made
- * through this instance applies at once, one made through another within
- * SWITCHBOARD_LOOKUP_CACHE_MS) and put on the principal; authorizeAccess is the one decision, called by execute (search
- * included), the change feed, the proxy and the hosted MCP tools alike. An allow-list of entities
+ * The rules are read for each authenticated request that reaches a connector (in a preHandler
+ * hook) through a short-lived cache (lookup-cache.ts, like the token and connector lookups: a
+ * change made through this instance applies at once, one made through another within
+ * SWITCHBOARD_LOOKUP_CACHE_MS) and put on the principal; authorizeAccess is the one decision,
+ * called by execute (search included), the change feed, the proxy and the hosted MCP tools alike. An allow-list of entities
  * or actions refuses the proxy, which could reach any of the vendor's endpoints.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
